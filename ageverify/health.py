@@ -1,0 +1,27 @@
+"""Load balancer probes: /healthz (the process answers) and /readyz (database and broker reachable)."""
+from django.db import connection
+from django.http import JsonResponse
+
+from .celery import app as celery_app
+
+
+def healthz(request):
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request):
+    checks = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as error:  # any failure means not ready; the reason is shown to the prober
+        checks["database"] = f"unavailable: {error.__class__.__name__}"
+    try:
+        with celery_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        checks["broker"] = "ok"
+    except Exception as error:
+        checks["broker"] = f"unavailable: {error.__class__.__name__}"
+    ready = all(value == "ok" for value in checks.values())
+    return JsonResponse({"status": "ready" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)

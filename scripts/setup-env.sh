@@ -1,0 +1,34 @@
+# Sourced by scripts/demo and scripts/test: the Debian packages and the Python virtualenv the project needs.
+# Idempotent: a second run installs nothing new.
+
+APT_PACKAGES=(${APT_PACKAGES:-})
+
+ensure_apt() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "== apt: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+ensure_venv() {
+  local extras="$1"
+  local python="${PYTHON:-python3.11}"
+  command -v "$python" >/dev/null 2>&1 || python=python3
+  if [ ! -x .venv/bin/python ]; then
+    echo "== python: creating .venv"
+    "$python" -m venv .venv
+    .venv/bin/pip install -q --upgrade pip
+  fi
+  local stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras:-base}"
+  if [ ! -f "$stamp" ]; then
+    echo "== python: installing dependencies (${extras:-base})"
+    .venv/bin/pip install -q -e ".${extras:+[$extras]}"
+    touch "$stamp"
+  fi
+}

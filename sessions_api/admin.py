@@ -1,0 +1,49 @@
+"""Operators' admin for sessions: read-only, with results and history; status changes go through services."""
+from django.contrib import admin
+
+from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, VerificationSession
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class AgeEstimationInline(ReadOnlyInline):
+    model = AgeEstimationResult
+
+
+class LivenessInline(ReadOnlyInline):
+    model = LivenessResult
+
+
+class DocumentInline(ReadOnlyInline):
+    model = DocumentResult
+
+
+class SessionEventInline(ReadOnlyInline):
+    model = SessionEvent
+    fields = ("created_at", "from_status", "to_status", "reason", "cause")
+    readonly_fields = fields
+
+
+@admin.register(VerificationSession)
+class VerificationSessionAdmin(admin.ModelAdmin):
+    list_display = ("id", "tenant", "mode", "subject", "age_limit", "status", "reason", "created_at", "expires_at")
+    list_filter = ("status", "mode", "reason", "created_at")
+    search_fields = ("id", "subject", "tenant__name", "tenant__id")
+    date_hierarchy = "created_at"
+    inlines = [AgeEstimationInline, LivenessInline, DocumentInline, SessionEventInline]
+    exclude = ("token_hash",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

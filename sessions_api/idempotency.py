@@ -1,0 +1,91 @@
+"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant."""
+import hashlib
+import json
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework.response import Response
+
+from tenants.models import Tenant
+
+from .models import IdempotencyRecord
+from .problems import ApiProblem
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+KEY_MAX_LENGTH = 255
+
+
+def request_fingerprint(method: str, path: str, data) -> str:
+    canonical = json.dumps([method, path, data], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _validate_key(key: str) -> None:
+    if not 1 <= len(key) <= KEY_MAX_LENGTH or not key.isprintable():
+        raise ApiProblem(
+            status_code=400, code="validation_error",
+            detail=f"{HEADER} must be 1 to {KEY_MAX_LENGTH} printable characters",
+            errors=[{"field": HEADER, "code": "out_of_range", "message": f"must be 1 to {KEY_MAX_LENGTH} printable characters"}],
+        )
+
+
+def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Response:
+    """Insert the in-progress record, or answer from the one already there."""
+    now = timezone.now()
+    for _ in range(2):
+        try:
+            with transaction.atomic():
+                return IdempotencyRecord.objects.create(tenant=tenant, key=key, request_fingerprint=fingerprint)
+        except IntegrityError:
+            record = IdempotencyRecord.objects.filter(tenant=tenant, key=key).first()
+        if record is None:
+            continue  # deleted between our insert and our read: try again
+        if record.created_at < now - settings.IDEMPOTENCY_TTL:
+            IdempotencyRecord.objects.filter(pk=record.pk, created_at=record.created_at).delete()
+            continue
+        if record.request_fingerprint != fingerprint:
+            raise ApiProblem(
+                status_code=422, code="idempotency_key_reused",
+                detail=f"This {HEADER} was already used with a different request body.",
+            )
+        if record.response_status is not None:
+            return Response(record.response_body, status=record.response_status, headers={REPLAYED_HEADER: "true"})
+        if record.created_at < now - settings.IDEMPOTENCY_LOCK_TIMEOUT:
+            # The first request's process died mid-way; its transaction rolled back, so redo the work.
+            taken = IdempotencyRecord.objects.filter(pk=record.pk, created_at=record.created_at).update(created_at=now)
+            if taken:
+                record.created_at = now
+                return record
+        raise ApiProblem(
+            status_code=409, code="idempotency_key_in_use",
+            detail=f"A request with this {HEADER} is still being processed. Retry shortly.",
+        )
+    raise ApiProblem(status_code=409, code="idempotency_key_in_use", detail="Retry shortly.")
+
+
+def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Response:
+    """Run `handler` at most once per key; its effects and the stored response commit together."""
+    key = request.headers.get(HEADER)
+    if key is None:
+        return handler()
+    _validate_key(key)
+    claimed = _claim(tenant, key, request_fingerprint(request.method, request.path, request.data))
+    if isinstance(claimed, Response):
+        return claimed
+    try:
+        with transaction.atomic():
+            response = handler()
+            if 200 <= response.status_code < 300:
+                IdempotencyRecord.objects.filter(pk=claimed.pk).update(
+                    response_status=response.status_code, response_body=response.data
+                )
+                return response
+    except BaseException:
+        IdempotencyRecord.objects.filter(pk=claimed.pk).delete()
+        raise
+    # Errors are not remembered: the same key may be used again once the request is corrected.
+    IdempotencyRecord.objects.filter(pk=claimed.pk).delete()
+    return response

@@ -1,0 +1,122 @@
+"""VerificationSession, its check results (numbers only, never images), its history, and idempotency records."""
+from django.db import models
+
+from tenants.identifiers import prefixed_ulid
+from tenants.models import Tenant
+
+
+def new_session_id() -> str:
+    return prefixed_ulid("ses")
+
+
+class Status(models.TextChoices):
+    INITIATED = "initiated", "Initiated"
+    PROCESSING = "processing", "Processing"
+    REQUIRES_DOC = "requires_doc", "Requires document"
+    APPROVED = "approved", "Approved"
+    DENIED = "denied", "Denied"
+
+
+class Reason(models.TextChoices):
+    AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
+    DOCUMENT = "document", "Approved by document"
+    LIVENESS_FAILED = "liveness_failed", "Liveness failed"
+    DOCUMENT_INVALID = "document_invalid", "Document invalid"
+    DOCUMENT_EXPIRED = "document_expired", "Document expired"
+    UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
+    ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
+    CANCELLED = "cancelled", "Cancelled by the user"
+    EXPIRED = "expired", "Expired"
+
+
+class Mode(models.TextChoices):
+    LIVE = "live", "Live"
+    TEST = "test", "Test (sandbox)"
+
+
+class VerificationSession(models.Model):
+    id = models.CharField(primary_key=True, max_length=30, default=new_session_id, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="sessions")
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    subject = models.CharField(max_length=255)
+    age_limit = models.PositiveSmallIntegerField()
+    callback_url = models.CharField(max_length=2048, blank=True)
+    cancel_url = models.CharField(max_length=2048, blank=True)
+    notification_url = models.CharField(max_length=2048, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.INITIATED)
+    reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
+    token_hash = models.CharField(max_length=64)
+    expires_at = models.DateTimeField()
+    selfie_attempts = models.PositiveSmallIntegerField(default=0)
+    document_attempts = models.PositiveSmallIntegerField(default=0)
+    # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
+    liveness_challenge = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finalized_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "verification session"
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"], name="session_tenant_created_idx"),
+            models.Index(fields=["status", "expires_at"], name="session_open_expiry_idx"),
+        ]
+
+    def __str__(self):
+        return self.id
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in (Status.APPROVED, Status.DENIED)
+
+
+class AgeEstimationResult(models.Model):
+    session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="age_estimation")
+    estimated_age = models.FloatField()
+    age_confidence = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class LivenessResult(models.Model):
+    session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="liveness")
+    is_live = models.BooleanField()
+    liveness_score = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class DocumentResult(models.Model):
+    session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="document")
+    document_kind = models.CharField(max_length=20)
+    birthdate = models.DateField()
+    true_age = models.PositiveSmallIntegerField()
+    expiry_date = models.DateField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class SessionEvent(models.Model):
+    """One row per status change: the session's history, with its time and cause."""
+
+    session = models.ForeignKey(VerificationSession, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(max_length=12, choices=Status.choices)
+    to_status = models.CharField(max_length=12, choices=Status.choices)
+    reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
+    cause = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a POST carrying an `Idempotency-Key`, replayed for 24 h (CONTRACT 2)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    request_fingerprint = models.CharField(max_length=64)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)  # null while in progress
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="idempotency_unique_tenant_key")]

@@ -1,0 +1,25 @@
+"""Reads on sessions: a tenant's session by id, expired on read when its time is up."""
+from tenants.models import Tenant
+
+from .models import VerificationSession
+from .state_machine import session_expire_if_due
+
+
+class SessionNotFound(Exception):
+    pass
+
+
+def session_get_for_tenant(*, tenant: Tenant, session_id: str) -> VerificationSession:
+    """The session, with its results; another tenant's session is indistinguishable from an unknown id."""
+    session = (
+        VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+        .filter(tenant=tenant, pk=session_id)
+        .first()
+    )
+    if session is None:
+        raise SessionNotFound(session_id)
+    if session.expires_at is not None and not session.is_final:
+        expired = session_expire_if_due(session)
+        if expired is not session:
+            return session_get_for_tenant(tenant=tenant, session_id=session_id)
+    return session

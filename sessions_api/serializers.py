@@ -1,0 +1,234 @@
+"""The API's shapes: strict input validation (snake_case in) and the session representation (camelCase out)."""
+import ipaddress
+import unicodedata
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from webhooks.egress import host_is_forbidden
+
+from .flow_link import flow_signature_for, verification_url
+from .models import VerificationSession
+from .timestamps import iso_ms
+
+AGE_LIMIT_MIN = 10
+AGE_LIMIT_MAX = 21
+SUBJECT_MAX_LENGTH = 255
+URL_MAX_LENGTH = 2048
+_LOOPBACK_NAMES = ("localhost",)
+_url_syntax = URLValidator(schemes=["http", "https"])
+
+
+class StrictStringField(serializers.Field):
+    """A JSON string, 1..max_length characters, without control characters. Numbers are not coerced."""
+
+    def __init__(self, *, max_length: int, **kwargs):
+        self.max_length = max_length
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise ValidationError("must be a string", code="invalid_type")
+        if not 1 <= len(data) <= self.max_length:
+            raise ValidationError(f"must be 1 to {self.max_length} characters long", code="out_of_range")
+        if any(unicodedata.category(char) == "Cc" for char in data):
+            raise ValidationError("must not contain control characters", code="invalid_value")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class StrictIntegerField(serializers.Field):
+    """A JSON number with an integral value (18 or 18.0); strings, booleans and fractions are refused."""
+
+    def __init__(self, *, min_value: int, max_value: int, **kwargs):
+        self.min_value, self.max_value = min_value, max_value
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise ValidationError("must be an integer", code="invalid_type")
+        if isinstance(data, float) and not data.is_integer():
+            raise ValidationError("must be a whole number", code="invalid_type")
+        if not self.min_value <= data <= self.max_value:
+            raise ValidationError(f"must be between {self.min_value} and {self.max_value}", code="out_of_range")
+        return int(data)
+
+    def to_representation(self, value):
+        return value
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in _LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class StrictUrlField(serializers.Field):
+    """An absolute http(s) URL; `https_only` and `public_host` tighten it for webhook targets."""
+
+    def __init__(self, *, https_only: bool = False, public_host: bool = False, **kwargs):
+        self.https_only, self.public_host = https_only, public_host
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)  # an explicit null means "not set", like an absent field
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise ValidationError("must be a string holding an absolute URL", code="invalid_type")
+        if len(data) > URL_MAX_LENGTH:
+            raise ValidationError(f"must be at most {URL_MAX_LENGTH} characters", code="out_of_range")
+        try:
+            _url_syntax(data)
+        except DjangoValidationError:
+            raise ValidationError("must be an absolute http or https URL", code="invalid_url")
+        parts = urlsplit(data)
+        host = parts.hostname or ""
+        if parts.scheme != "https":
+            http_allowed = not self.https_only and (settings.DEBUG or _is_loopback(host))
+            if not http_allowed:
+                raise ValidationError("must use https", code="https_required")
+        if self.public_host and host_is_forbidden(host):
+            raise ValidationError("must point to a public host", code="forbidden_host")
+        return data
+
+    def to_representation(self, value):
+        return value or None
+
+
+class SessionCreateInputSerializer(serializers.Serializer):
+    subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)
+    age_limit = StrictIntegerField(min_value=AGE_LIMIT_MIN, max_value=AGE_LIMIT_MAX)
+    callback_url = StrictUrlField()
+    cancel_url = StrictUrlField()
+    notification_url = StrictUrlField(https_only=True, public_host=True)
+
+    default_error_messages = {"required": "is required"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.error_messages["required"] = "is required"
+            field.error_messages["null"] = "must not be null"
+
+    def to_internal_value(self, data):
+        errors = {}
+        try:
+            validated = super().to_internal_value(data)
+        except ValidationError as error:
+            errors.update(error.detail)
+            validated = None
+        for name in data:
+            if name not in self.fields:
+                errors[name] = [ValidationError("is not a known field", code="unknown_field").detail[0]]
+        if errors:
+            raise ValidationError(errors)
+        return validated
+
+
+class TimestampField(serializers.Field):
+    def to_representation(self, value):
+        return iso_ms(value)
+
+
+class SessionOutputSerializer(serializers.Serializer):
+    """The `session` object (spec 2.2) plus the contract's extra fields."""
+
+    sessionId = serializers.CharField(source="id")
+    status = serializers.CharField()
+    subject = serializers.CharField()
+    ageLimit = serializers.IntegerField(source="age_limit")
+    mode = serializers.CharField()
+    reason = serializers.SerializerMethodField()
+    expiresAt = TimestampField(source="expires_at")
+    callbackUrl = StrictUrlField(source="callback_url")
+    cancelUrl = StrictUrlField(source="cancel_url")
+    notificationUrl = StrictUrlField(source="notification_url")
+    createdAt = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
+
+    def get_reason(self, session) -> str | None:
+        return session.reason or None
+
+
+class SessionCreatedOutputSerializer(SessionOutputSerializer):
+    """At creation only: the flow token, its signature and the ready-made link to the hosted flow."""
+
+    sessionToken = serializers.SerializerMethodField()
+    signature = serializers.SerializerMethodField()
+    verificationUrl = serializers.SerializerMethodField()
+
+    def get_sessionToken(self, session) -> str:
+        return self.context["token"]
+
+    def get_signature(self, session) -> str:
+        return flow_signature_for(session, self.context["token"])
+
+    def get_verificationUrl(self, session) -> str:
+        return verification_url(session, self.context["token"])
+
+
+class AgeEstimationOutputSerializer(serializers.Serializer):
+    ageLimit = serializers.IntegerField(source="session.age_limit")
+    estimatedAge = serializers.SerializerMethodField()
+    ageConfidence = serializers.SerializerMethodField()
+
+    def get_estimatedAge(self, result) -> float:
+        return round(result.estimated_age, 1)
+
+    def get_ageConfidence(self, result) -> float:
+        return round(result.age_confidence, 3)
+
+
+class LivenessOutputSerializer(serializers.Serializer):
+    isLive = serializers.BooleanField(source="is_live")
+    livenessScore = serializers.SerializerMethodField()
+
+    def get_livenessScore(self, result) -> float:
+        return round(result.liveness_score, 3)
+
+
+class ValidateDocOutputSerializer(serializers.Serializer):
+    trueAge = serializers.IntegerField(source="true_age")
+    birthdate = serializers.SerializerMethodField()
+
+    def get_birthdate(self, result) -> str:
+        return result.birthdate.strftime("%Y-%m-%dT00:00:00.000Z")
+
+
+class SessionCreateResponseSerializer(serializers.Serializer):
+    session = SessionCreatedOutputSerializer()
+
+
+class SessionReadResponseSerializer(serializers.Serializer):
+    session = SessionOutputSerializer()
+    ageEstimation = AgeEstimationOutputSerializer(allow_null=True)
+    liveness = LivenessOutputSerializer(allow_null=True)
+    validateDoc = ValidateDocOutputSerializer(allow_null=True)
+
+
+def _related_or_none(session: VerificationSession, name: str):
+    try:
+        return getattr(session, name)
+    except VerificationSession._meta.get_field(name).related_model.DoesNotExist:
+        return None
+
+
+def session_read_representation(session: VerificationSession) -> dict:
+    return SessionReadResponseSerializer(
+        {
+            "session": session,
+            "ageEstimation": _related_or_none(session, "age_estimation"),
+            "liveness": _related_or_none(session, "liveness"),
+            "validateDoc": _related_or_none(session, "document"),
+        }
+    ).data

@@ -1,0 +1,49 @@
+"""Writes on sessions that are not status changes: creating a session."""
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+
+from tenants.models import ApiKey, Tenant
+
+from .models import Mode, VerificationSession
+from .timestamps import truncate_to_ms
+
+
+def session_token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CreatedSession:
+    session: VerificationSession
+    token: str  # returned once, by POST /v1/sessions; only its hash is stored
+
+
+def session_create(
+    *,
+    tenant: Tenant,
+    api_key: ApiKey,
+    subject: str,
+    age_limit: int,
+    callback_url: str = "",
+    cancel_url: str = "",
+    notification_url: str = "",
+) -> CreatedSession:
+    token = secrets.token_urlsafe(32)
+    # Milliseconds only: `expiresAt` is signed as printed, so the stored value must print the same.
+    expires_at = truncate_to_ms(timezone.now() + timedelta(seconds=tenant.session_ttl_seconds))
+    session = VerificationSession.objects.create(
+        tenant=tenant,
+        mode=Mode.TEST if api_key.mode == ApiKey.Mode.TEST else Mode.LIVE,
+        subject=subject,
+        age_limit=age_limit,
+        callback_url=callback_url or "",
+        cancel_url=cancel_url or "",
+        notification_url=notification_url or "",
+        token_hash=session_token_hash(token),
+        expires_at=expires_at,
+    )
+    return CreatedSession(session=session, token=token)

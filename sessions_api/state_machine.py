@@ -1,0 +1,166 @@
+"""The session state machine (CONTRACT 3): the only code that changes a session's status.
+
+Every transition is one conditional UPDATE (`WHERE status IN allowed-from`) inside a transaction, so
+two concurrent transitions cannot both win, a final state never changes again, and the outbox row
+of the `verification.completed` webhook commits together with the final state.
+"""
+import json
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from webhooks.services import delivery_enqueue
+
+from .models import (
+    AgeEstimationResult,
+    DocumentResult,
+    LivenessResult,
+    Reason,
+    SessionEvent,
+    Status,
+    VerificationSession,
+)
+from .timestamps import iso_ms
+
+OPEN_STATUSES = (Status.INITIATED, Status.PROCESSING, Status.REQUIRES_DOC)
+FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
+
+# to-status -> the statuses it may be reached from.
+ALLOWED_FROM: dict[str, tuple[str, ...]] = {
+    # A selfie or a document was submitted and is being analysed.
+    Status.PROCESSING: (Status.INITIATED, Status.REQUIRES_DOC),
+    # Back to the start after a selfie the checks could not use (a "retake", counted in selfie_attempts).
+    Status.INITIATED: (Status.PROCESSING,),
+    Status.REQUIRES_DOC: (Status.PROCESSING,),
+    Status.APPROVED: (Status.PROCESSING,),
+    # Decisions come from processing; expiry and cancellation may end any open session.
+    Status.DENIED: OPEN_STATUSES,
+}
+APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT)
+EVENT_COMPLETED = "verification.completed"
+
+
+class TransitionNotAllowed(Exception):
+    """The session is not in a state from which this transition may happen (or it is already final)."""
+
+
+@dataclass(frozen=True)
+class Results:
+    """Check results to store together with a transition (numbers only)."""
+
+    age_estimation: dict | None = None  # {"estimated_age", "age_confidence"}
+    liveness: dict | None = None  # {"is_live", "liveness_score"}
+    document: dict | None = None  # {"document_kind", "birthdate", "true_age", "expiry_date"}
+
+
+def _check_reason(to: str, reason: str) -> None:
+    if to == Status.APPROVED and reason not in APPROVED_REASONS:
+        raise ValueError(f"approved needs one of {APPROVED_REASONS}, got {reason!r}")
+    if to == Status.DENIED and (not reason or reason in APPROVED_REASONS):
+        raise ValueError(f"denied needs a denial reason, got {reason!r}")
+    if to in OPEN_STATUSES and reason:
+        raise ValueError("an open status carries no reason")
+
+
+@transaction.atomic
+def session_transition(
+    *,
+    session_id: str,
+    to: str,
+    cause: str,
+    reason: str = "",
+    expected_from: tuple[str, ...] | None = None,
+    results: Results | None = None,
+    **counters,
+) -> VerificationSession:
+    """Move a session to `to`, or raise TransitionNotAllowed if its current status does not allow it.
+
+    `expected_from` narrows the allowed origins (a worker deciding a selfie expects `processing`).
+    `counters` are extra column updates applied in the same UPDATE, e.g. `selfie_attempts=F(...) + 1`.
+    """
+    _check_reason(to, reason)
+    allowed = ALLOWED_FROM[to]
+    if expected_from is not None:
+        allowed = tuple(status for status in allowed if status in expected_from)
+    now = timezone.now()
+    locked = VerificationSession.objects.select_for_update().filter(pk=session_id, status__in=allowed).first()
+    if locked is None:
+        raise TransitionNotAllowed(f"{session_id}: no transition to {to} from its current status")
+    from_status = locked.status
+    updates = {"status": to, "reason": reason, "updated_at": now, **counters}
+    if to in FINAL_STATUSES:
+        updates["finalized_at"] = now
+    VerificationSession.objects.filter(pk=session_id, status=from_status).update(**updates)
+    session = VerificationSession.objects.select_related("tenant").get(pk=session_id)
+    SessionEvent.objects.create(session=session, from_status=from_status, to_status=to, reason=reason, cause=cause)
+    if results is not None:
+        _store_results(session, results)
+    if to in FINAL_STATUSES:
+        _enqueue_completed_webhook(session)
+    return session
+
+
+def _store_results(session: VerificationSession, results: Results) -> None:
+    if results.age_estimation is not None:
+        AgeEstimationResult.objects.update_or_create(session=session, defaults=results.age_estimation)
+    if results.liveness is not None:
+        LivenessResult.objects.update_or_create(session=session, defaults=results.liveness)
+    if results.document is not None:
+        DocumentResult.objects.update_or_create(session=session, defaults=results.document)
+
+
+def completed_event_payload(session: VerificationSession) -> bytes:
+    """The spec's section 6 payload, exactly; these bytes are signed and re-sent unchanged on retries."""
+    body = {
+        "event": EVENT_COMPLETED,
+        "timestamp": iso_ms(session.finalized_at),
+        "data": {
+            "sessionId": session.id,
+            "subject": session.subject,
+            "status": session.status,
+            "ageLimit": session.age_limit,
+        },
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _enqueue_completed_webhook(session: VerificationSession) -> None:
+    if not session.notification_url or not session.tenant.webhooks_enabled:
+        return
+    delivery_enqueue(
+        tenant=session.tenant,
+        url=session.notification_url,
+        event_type=EVENT_COMPLETED,
+        payload=completed_event_payload(session),
+        subject_ref=session.id,
+    )
+
+
+def session_cancel(*, session_id: str, cause: str = "cancelled by the user in the web flow") -> VerificationSession:
+    return session_transition(session_id=session_id, to=Status.DENIED, reason=Reason.CANCELLED, cause=cause)
+
+
+def session_expire_if_due(session: VerificationSession) -> VerificationSession:
+    """Finalize an open session past its `expiresAt` as denied/expired; otherwise return it unchanged."""
+    if session.status not in OPEN_STATUSES or session.expires_at > timezone.now():
+        return session
+    try:
+        return session_transition(
+            session_id=session.id, to=Status.DENIED, reason=Reason.EXPIRED, cause="session expired"
+        )
+    except TransitionNotAllowed:  # finalized concurrently: return what won
+        return VerificationSession.objects.select_related("tenant").get(pk=session.id)
+
+
+def sessions_expire_due(*, batch_size: int = 500) -> int:
+    """Finalize every open session past its expiry; returns how many were expired by this call."""
+    expired = 0
+    due = VerificationSession.objects.filter(status__in=OPEN_STATUSES, expires_at__lte=timezone.now())
+    for session_id in due.values_list("id", flat=True)[:batch_size]:
+        try:
+            session_transition(session_id=session_id, to=Status.DENIED, reason=Reason.EXPIRED, cause="session expired")
+            expired += 1
+        except TransitionNotAllowed:
+            continue
+    return expired

@@ -1,0 +1,16 @@
+"""Routes of the partner API under /v1/."""
+from django.urls import path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+
+from .api import SessionCreateApi, SessionDetailApi
+
+_public = {"authentication_classes": [], "permission_classes": [AllowAny]}
+
+urlpatterns = [
+    path("sessions", SessionCreateApi.as_view(), name="sessions-create"),
+    path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="sessions-detail"),
+    path("openapi.json", SpectacularJSONAPIView.as_view(**_public), name="openapi-schema"),
+    path("docs", SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public), name="api-docs"),
+    path("redoc", SpectacularRedocView.as_view(url_name="openapi-schema", **_public), name="api-redoc"),
+]

@@ -1,0 +1,7 @@
+"""Tenants: partner organisations, their API keys and their staff memberships."""
+from django.apps import AppConfig
+
+
+class TenantsConfig(AppConfig):
+    name = "tenants"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,97 @@
+"""Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard."""
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from .identifiers import prefixed_ulid
+
+SESSION_TTL_MIN_SECONDS = 5 * 60
+SESSION_TTL_MAX_SECONDS = 7 * 24 * 3600
+
+
+def new_tenant_id() -> str:
+    return prefixed_ulid("ten")
+
+
+class Tenant(models.Model):
+    id = models.CharField(primary_key=True, max_length=30, default=new_tenant_id, editable=False)
+    name = models.CharField(max_length=200)
+    contact_email = models.EmailField(blank=True)
+    enabled = models.BooleanField(default=True, help_text="A disabled tenant's keys get 403 tenant_disabled.")
+    webhooks_enabled = models.BooleanField(
+        default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
+    )
+    session_ttl_seconds = models.PositiveIntegerField(
+        default=3600,
+        validators=[MinValueValidator(SESSION_TTL_MIN_SECONDS), MaxValueValidator(SESSION_TTL_MAX_SECONDS)],
+    )
+    age_buffer_years = models.PositiveSmallIntegerField(
+        default=5, validators=[MaxValueValidator(15)],
+        help_text="A face passes only when its estimated age is at least age_limit plus this buffer.",
+    )
+    min_age_confidence = models.FloatField(
+        default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
+    rate_limit_per_second = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Per API key; empty means the service default."
+    )
+    rate_limit_burst = models.PositiveIntegerField(null=True, blank=True)
+    # Standard Webhooks secret (`whsec_...`). During a rotation the previous one keeps signing until
+    # `webhook_secret_previous_expires_at`, so receivers can switch without dropping an event.
+    webhook_secret = models.CharField(max_length=80, blank=True)
+    webhook_secret_previous = models.CharField(max_length=80, blank=True)
+    webhook_secret_previous_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return f"{self.name} ({self.id})"
+
+
+class ApiKey(models.Model):
+    class Mode(models.TextChoices):
+        LIVE = "live", "Live"
+        TEST = "test", "Test"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    # The first 12 characters after `av_live_`/`av_test_`: public, indexed, shown in the dashboard.
+    prefix = models.CharField(max_length=12, unique=True)
+    # SHA-256 of the whole key; the key itself is shown once, at generation, and never stored.
+    key_hash = models.CharField(max_length=64)
+    label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self):
+        return self.display_prefix
+
+    @property
+    def display_prefix(self) -> str:
+        return f"av_{self.mode}_{self.prefix}…"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tenant_memberships")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "tenant"], name="membership_unique_user_tenant")]
+
+    def __str__(self):
+        return f"{self.user} in {self.tenant.name}"

@@ -1,0 +1,95 @@
+"""Writes on tenants: onboarding, API key generation and revocation, webhook secret rotation."""
+import base64
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from .models import ApiKey, Membership, Tenant
+
+API_KEY_RANDOM_LENGTH = 40
+API_KEY_PREFIX_LENGTH = 12
+WEBHOOK_SECRET_OVERLAP = timedelta(hours=24)
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+_URLSAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def api_key_hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class GeneratedKey:
+    api_key: ApiKey
+    raw_key: str  # shown to the caller exactly once
+
+
+def webhook_secret_new() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def api_key_generate(*, tenant: Tenant, mode: str, label: str = "", created_by=None) -> GeneratedKey:
+    if mode not in ApiKey.Mode.values:
+        raise ValueError(f"unknown key mode {mode!r}")
+    while True:
+        random_part = "".join(secrets.choice(_URLSAFE) for _ in range(API_KEY_RANDOM_LENGTH))
+        prefix = random_part[:API_KEY_PREFIX_LENGTH]
+        if not ApiKey.objects.filter(prefix=prefix).exists():
+            break
+    raw_key = f"av_{mode}_{random_part}"
+    api_key = ApiKey.objects.create(
+        tenant=tenant, mode=mode, prefix=prefix, key_hash=api_key_hash(raw_key), label=label, created_by=created_by
+    )
+    return GeneratedKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_touch(api_key: ApiKey) -> None:
+    """Record use at most once a minute, so authentication does not write on every request."""
+    now = timezone.now()
+    if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    # Conditional so a double click or two staff members revoking at once keep the first time.
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    api_key.refresh_from_db()
+    return api_key
+
+
+@dataclass(frozen=True)
+class OnboardedTenant:
+    tenant: Tenant
+    live_key: str
+    test_key: str
+
+
+@transaction.atomic
+def tenant_create(*, name: str, contact_email: str = "", webhooks_enabled: bool = False) -> OnboardedTenant:
+    tenant = Tenant.objects.create(
+        name=name, contact_email=contact_email, webhooks_enabled=webhooks_enabled,
+        webhook_secret=webhook_secret_new(),
+    )
+    live = api_key_generate(tenant=tenant, mode=ApiKey.Mode.LIVE, label="default")
+    test = api_key_generate(tenant=tenant, mode=ApiKey.Mode.TEST, label="default")
+    return OnboardedTenant(tenant=tenant, live_key=live.raw_key, test_key=test.raw_key)
+
+
+@transaction.atomic
+def tenant_webhook_secret_rotate(*, tenant: Tenant, overlap: timedelta = WEBHOOK_SECRET_OVERLAP) -> Tenant:
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    tenant.webhook_secret_previous = tenant.webhook_secret
+    tenant.webhook_secret_previous_expires_at = timezone.now() + overlap if tenant.webhook_secret else None
+    tenant.webhook_secret = webhook_secret_new()
+    tenant.save(update_fields=["webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at"])
+    return tenant
+
+
+def membership_add(*, tenant: Tenant, user) -> Membership:
+    membership, _ = Membership.objects.get_or_create(tenant=tenant, user=user)
+    return membership

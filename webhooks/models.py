@@ -1,0 +1,58 @@
+"""WebhookDelivery (one event to one URL, the outbox row) and WebhookAttempt (one HTTP try of it)."""
+from django.db import models
+from django.utils import timezone
+
+from tenants.identifiers import prefixed_ulid
+from tenants.models import Tenant
+
+
+def new_message_id() -> str:
+    return prefixed_ulid("msg")
+
+
+class WebhookDelivery(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    # The Standard Webhooks `webhook-id`: stable across every attempt of this event.
+    id = models.CharField(primary_key=True, max_length=30, default=new_message_id, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    event_type = models.CharField(max_length=100)
+    url = models.URLField(max_length=2048)
+    # The exact bytes sent (and signed) on every attempt, so retries are byte-identical.
+    payload = models.TextField()
+    # Free-form reference to what the event is about (e.g. a session id), for search and display only.
+    subject_ref = models.CharField(max_length=100, blank=True, db_index=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempt_count = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "webhook deliveries"
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx")]
+
+    def __str__(self):
+        return f"{self.event_type} {self.id} ({self.status})"
+
+
+class WebhookAttempt(models.Model):
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveSmallIntegerField()
+    attempted_at = models.DateTimeField(default=timezone.now)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    response_excerpt = models.TextField(blank=True, help_text="First 1 KiB of the response body.")
+
+    class Meta:
+        ordering = ["delivery", "number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_unique_number")]
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300

@@ -28,7 +28,11 @@ ensure_venv() {
   local stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras:-base}"
   if [ ! -f "$stamp" ]; then
     echo "== python: installing dependencies (${extras:-base})"
-    .venv/bin/pip install -q -e ".${extras:+[$extras]}"
+    if ! .venv/bin/pip install -q -e ".${extras:+[$extras]}" >.venv/pip-install.log 2>&1; then
+      cat .venv/pip-install.log >&2
+      echo "pip install failed (log: .venv/pip-install.log)" >&2
+      return 1
+    fi
     touch "$stamp"
   fi
 }

@@ -1,0 +1,101 @@
+"""Benchmark of the checks package: model load, age estimation, liveness, document reading.
+
+Run by hand from the repository root:  .venv/bin/python bench/checks.py [--repeat N]
+Prints wall-clock and CPU time per call (this process plus its children, i.e. tesseract),
+median and p95; on a busy machine wall-clock exceeds CPU time. The target is the selfie
+decision (liveness over a frame sequence + choosing the frontal frame + age estimation) under 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# This file is bench/checks.py: its own folder must not shadow the checks package.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[0] = str(ROOT)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20, help="calls per measurement (default 20)")
+    repeat = parser.parse_args().repeat
+
+    started_wall, started_cpu = time.perf_counter(), _cpu()
+    from checks.faces import face_engine
+
+    face_engine()
+    print(
+        f"model load (import + detector, landmarks, age network): "
+        f"{time.perf_counter() - started_wall:.3f} s wall, {_cpu() - started_cpu:.3f} s CPU"
+    )
+
+    import datetime
+
+    from skimage import data
+
+    from checks.age import estimate_age
+    from checks.document import read_document
+    from checks.liveness import check_liveness, frontal_frame
+    from tests.checks.conftest import jpeg
+    from tests.fixtures.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
+    from tests.fixtures.faces import challenge_frames
+
+    today = datetime.date(2026, 11, 22)
+    selfie = jpeg(data.astronaut())
+    challenge = ["left", "center", "right", "center"]
+    frames = challenge_frames(challenge)  # 3 frames per step, 480 x 480 JPEG
+
+    def selfie_decision() -> None:
+        liveness = check_liveness(frames, challenge)
+        assert liveness.is_live
+        estimate_age(frontal_frame(frames, challenge), threshold_age=23)
+
+    documents = {
+        "document: PDF417 straight": encode(pdf417_card(aamva_payload())),
+        "document: PDF417 skewed 5 degrees": encode(pdf417_card(aamva_payload(), skew_degrees=5)),
+        "document: MRZ TD1 card (OCR)": encode(mrz_card(td1_lines())),
+        "document: MRZ TD3 page (OCR)": encode(mrz_card(td3_lines())),
+    }
+
+    measure("age estimation, 512 x 512 selfie", lambda: estimate_age(selfie, threshold_age=23), repeat)
+    measure(f"liveness, {len(frames)} frames 480 x 480", lambda: check_liveness(frames, challenge), repeat)
+    measure("selfie decision: liveness + frontal frame + age", selfie_decision, repeat)
+    for name, image in documents.items():
+        ocr = "MRZ" in name
+        measure(
+            name,
+            lambda image=image: read_document(image, today=today),
+            max(3, repeat // 4) if ocr else repeat,
+        )
+
+
+def measure(name: str, call, repeat: int) -> None:
+    call()  # warm-up
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), _cpu()
+        call()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(_cpu() - cpu)
+    wall = f"wall median {statistics.median(walls) * 1000:7.1f} ms  p95 {_p95(walls) * 1000:7.1f} ms"
+    cpu = f"CPU median {statistics.median(cpus) * 1000:7.1f} ms  p95 {_p95(cpus) * 1000:7.1f} ms"
+    print(f"{name:<50} {wall}  | {cpu}  (n={repeat})")
+
+
+def _cpu() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Image intake shared by every check and by the upload views: sniff, cap, decode, orient, RGB.
+
+Everything happens in memory; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_PIXELS = 25_000_000
+MIN_SIDE = 32
+
+# Errors Pillow raises for damaged, truncated or hostile files while opening or decoding.
+_DECODE_ERRORS = (
+    UnidentifiedImageError,
+    Image.DecompressionBombError,
+    OSError,
+    SyntaxError,
+    ValueError,
+    EOFError,
+    IndexError,
+    KeyError,
+    TypeError,
+    MemoryError,
+)
+
+MESSAGE_EMPTY = "The upload is empty. Take a new picture and try again."
+MESSAGE_TOO_MANY_BYTES = "The picture is larger than 10 MB. Take a new picture or choose a smaller one."
+MESSAGE_NOT_AN_IMAGE = "This file is not a picture we can read. Use a JPEG, PNG or WebP photo."
+MESSAGE_TOO_MANY_PIXELS = "The picture is larger than 25 megapixels. Use a smaller photo."
+MESSAGE_TOO_SMALL = "The picture is too small. Take a new picture with the camera closer."
+MESSAGE_DAMAGED = "The picture is damaged or incomplete. Take a new picture and try again."
+
+
+class ImageRejected(Exception):
+    """The bytes are not a usable picture; ``message`` is safe to show to the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def sniff_format(data: bytes) -> str | None:
+    """Name the Pillow format the bytes start like ("JPEG", "PNG", "WEBP"), or None."""
+    if data[:3] == b"\xff\xd8\xff":
+        return "JPEG"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "PNG"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WEBP"
+    return None
+
+
+def open_image(data: bytes) -> Image.Image:
+    """Decode an uploaded JPEG, PNG or WebP into an upright RGB image, or raise ImageRejected."""
+    data = bytes(data)
+    if not data:
+        raise ImageRejected(MESSAGE_EMPTY)
+    if len(data) > MAX_BYTES:
+        raise ImageRejected(MESSAGE_TOO_MANY_BYTES)
+    image_format = sniff_format(data)
+    if image_format is None:
+        raise ImageRejected(MESSAGE_NOT_AN_IMAGE)
+    try:
+        image = Image.open(io.BytesIO(data), formats=[image_format])
+    except Image.DecompressionBombError as error:
+        raise ImageRejected(MESSAGE_TOO_MANY_PIXELS) from error
+    except _DECODE_ERRORS as error:
+        raise ImageRejected(MESSAGE_NOT_AN_IMAGE) from error
+    # The header gives the size before any pixel is decoded: refuse bombs here, below Pillow's
+    # own (much larger) limit, so a small file can never expand into gigabytes of memory.
+    width, height = image.size
+    if width * height > MAX_PIXELS:
+        raise ImageRejected(MESSAGE_TOO_MANY_PIXELS)
+    if min(width, height) < MIN_SIDE:
+        raise ImageRejected(MESSAGE_TOO_SMALL)
+    try:
+        image.load()
+    except _DECODE_ERRORS as error:
+        raise ImageRejected(MESSAGE_DAMAGED) from error
+    image = _upright(image)
+    try:
+        return _to_rgb(image)
+    except _DECODE_ERRORS as error:
+        raise ImageRejected(MESSAGE_DAMAGED) from error
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    try:
+        return ImageOps.exif_transpose(image)
+    except _DECODE_ERRORS:
+        # A malformed EXIF block only costs us the orientation hint, not the picture.
+        return image
+
+
+def _to_rgb(image: Image.Image) -> Image.Image:
+    if image.mode == "RGB":
+        return image
+    if image.mode.startswith("I"):
+        # 16-bit greyscale PNGs: scale to 8 bits instead of letting convert() clip them white.
+        pixels = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.clip(pixels / 257.0, 0, 255).astype(np.uint8), "L").convert("RGB")
+    if image.mode == "F":
+        pixels = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L").convert("RGB")
+    has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or (
+        image.mode == "P" and "transparency" in image.info
+    )
+    if has_alpha:
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(background, rgba).convert("RGB")
+    return image.convert("RGB")

@@ -1,0 +1,34 @@
+"""Values the checks return: a result for the decision, or a request to retake the picture."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Retake:
+    """Not a decision: the picture could not be used and the user is asked to try again."""
+
+    message: str  # user-facing, plain English
+
+
+@dataclass(frozen=True)
+class AgeEstimation:
+    estimated_age: float  # expected value of the model's age distribution, in years
+    age_confidence: float  # 0..1: probability mass at or above the threshold age (see checks.age)
+
+
+@dataclass(frozen=True)
+class Liveness:
+    is_live: bool
+    liveness_score: float  # 0..1; is_live is exactly liveness_score >= 0.5
+
+
+@dataclass(frozen=True)
+class DocumentData:
+    kind: str  # "mrz_td1" | "mrz_td3" | "aamva"
+    birthdate: datetime.date
+    expiry_date: datetime.date | None
+    checks_valid: bool  # every MRZ check digit verified / AAMVA mandatory fields parse
+    problem: str | None  # short internal explanation when checks_valid is False

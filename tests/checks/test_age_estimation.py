@@ -1,0 +1,129 @@
+"""checks.age: the confidence formula, and the real model on real photos."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data
+
+from checks import faces
+from checks.age import estimate_age, expected_age, mass_at_or_above
+from checks.results import AgeEstimation, Retake
+from tests.checks.conftest import jpeg
+
+
+def _distribution(mass_by_age: dict[int, float]) -> np.ndarray:
+    p = np.zeros(81)
+    for age, mass in mass_by_age.items():
+        p[age] = mass
+    return p
+
+
+def test_confidence_is_the_probability_mass_at_or_above_the_threshold():
+    p = _distribution({20: 0.2, 22: 0.3, 23: 0.4, 30: 0.1})
+
+    assert mass_at_or_above(p, 23) == pytest.approx(0.5)
+    assert mass_at_or_above(p, 22) == pytest.approx(0.8)
+    assert mass_at_or_above(p, 31) == 0.0
+
+
+def test_expected_age_is_the_mean_of_the_distribution_with_class_zero_as_a_quarter_year():
+    assert expected_age(_distribution({20: 0.5, 30: 0.5})) == pytest.approx(25.0)
+    assert expected_age(_distribution({0: 1.0})) == pytest.approx(0.25)
+
+
+def test_threshold_above_the_last_class_gives_zero_confidence():
+    assert mass_at_or_above(_distribution({80: 1.0}), 81) == 0.0
+
+
+def test_distribution_that_does_not_sum_to_one_is_renormalised():
+    assert mass_at_or_above(_distribution({10: 1.0, 40: 1.0}), 23) == pytest.approx(0.5)
+
+
+def test_distribution_with_the_wrong_number_of_classes_is_refused():
+    with pytest.raises(ValueError):
+        expected_age(np.full(80, 1 / 80))
+
+
+def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
+    result = estimate_age(astronaut_jpeg, threshold_age=23)
+
+    assert isinstance(result, AgeEstimation)
+    assert 25 <= result.estimated_age <= 55
+    assert 0.5 < result.age_confidence <= 1.0
+
+
+def test_higher_threshold_never_raises_the_confidence(astronaut_jpeg):
+    low = estimate_age(astronaut_jpeg, threshold_age=15)
+    high = estimate_age(astronaut_jpeg, threshold_age=60)
+
+    assert low.age_confidence >= high.age_confidence
+    assert low.estimated_age == high.estimated_age
+
+
+def test_cat_photo_asks_for_a_retake(cat_jpeg):
+    result = estimate_age(cat_jpeg, threshold_age=23)
+
+    assert result == Retake("We could not find a face. Face the camera in good light.")
+
+
+def test_truncated_jpeg_asks_for_a_retake(astronaut_jpeg):
+    result = estimate_age(astronaut_jpeg[:5000], threshold_age=23)
+
+    assert isinstance(result, Retake)
+    assert "damaged or incomplete" in result.message
+
+
+def test_corrupt_jpeg_asks_for_a_retake(astronaut_jpeg):
+    corrupt = astronaut_jpeg[:20] + bytes(len(astronaut_jpeg) - 20)
+
+    assert isinstance(estimate_age(corrupt, threshold_age=23), Retake)
+
+
+def test_non_image_asks_for_a_retake():
+    assert isinstance(estimate_age(b"<html>not a selfie</html>", threshold_age=23), Retake)
+
+
+def test_two_faces_of_similar_size_ask_for_a_retake():
+    face = Image.fromarray(data.astronaut()).crop((120, 20, 330, 260))
+    pair = Image.new("RGB", (face.width * 2, face.height))
+    pair.paste(face, (0, 0))
+    pair.paste(face, (face.width, 0))
+
+    result = estimate_age(jpeg(pair), threshold_age=23)
+
+    assert isinstance(result, Retake)
+    assert "more than one face" in result.message
+
+
+def test_small_face_in_the_background_is_ignored():
+    face = Image.fromarray(data.astronaut()).crop((120, 20, 330, 260))
+    scene = Image.new("RGB", (face.width * 3, face.height * 2), (90, 90, 90))
+    scene.paste(face.resize((face.width * 2, face.height * 2)), (0, 0))
+    scene.paste(face, (face.width * 2, face.height))
+
+    assert isinstance(estimate_age(jpeg(scene), threshold_age=23), AgeEstimation)
+
+
+def test_model_is_loaded_once_per_process_even_under_concurrent_first_use(monkeypatch):
+    monkeypatch.setattr(faces, "_engine", None)
+    built = []
+    original = faces.FaceEngine.__init__
+
+    def counting_init(self):
+        built.append(self)
+        original(self)
+
+    monkeypatch.setattr(faces.FaceEngine, "__init__", counting_init)
+    engines = []
+    threads = [threading.Thread(target=lambda: engines.append(faces.face_engine())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(built) == 1
+    assert all(engine is engines[0] for engine in engines)

@@ -1,0 +1,162 @@
+"""checks.liveness on synthetic head turns made from a real face (tests/fixtures/faces.py)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data
+
+from checks import liveness
+from checks.head_pose import head_yaw
+from checks.liveness import CHALLENGE_STEPS, challenge_new, check_liveness, frontal_frame
+from checks.results import Liveness, Retake
+from tests.fixtures.faces import add_noise, astronaut_portrait, challenge_frames, encode, still_frames
+
+CHALLENGE = ["left", "center", "right", "center"]
+OTHER_ORDER = ["right", "center", "left", "center"]
+
+
+@pytest.fixture(scope="module")
+def live_frames():
+    return challenge_frames(CHALLENGE)
+
+
+@pytest.fixture(scope="module")
+def other_order_frames():
+    return challenge_frames(OTHER_ORDER, seed=11)
+
+
+def test_challenge_has_three_moves_then_center_and_never_repeats_a_step():
+    for _ in range(200):
+        challenge = challenge_new()
+
+        assert len(challenge) == 4
+        assert challenge[0] in ("left", "right")
+        assert challenge[-1] == "center"
+        assert set(challenge) <= set(CHALLENGE_STEPS)
+        assert all(a != b for a, b in zip(challenge, challenge[1:]))
+
+
+def test_challenges_are_unpredictable():
+    assert len({tuple(challenge_new()) for _ in range(200)}) == 6
+
+
+def test_head_yaw_is_positive_when_the_nose_moves_towards_the_image_right():
+    # Outer and inner corner of the eye on the image's right, then the left one, then the nose.
+    frontal = np.array([[260, 100], [240, 100], [200, 100], [220, 100], [230, 135]], dtype=float)
+    turned = frontal.copy()
+    turned[4, 0] += 10
+
+    assert head_yaw(frontal) == pytest.approx(0.0)
+    assert head_yaw(turned) == pytest.approx(10 / 60)
+    mirrored = turned.copy()
+    mirrored[:, 0] = 460 - mirrored[:, 0]
+    assert head_yaw(mirrored[[2, 3, 0, 1, 4]]) == pytest.approx(-10 / 60)
+
+
+def test_head_turns_following_the_challenge_pass(live_frames):
+    result = check_liveness(live_frames, CHALLENGE)
+
+    assert isinstance(result, Liveness)
+    assert result.is_live
+    assert 0.5 <= result.liveness_score <= 1.0
+
+
+def test_another_challenge_order_also_passes(other_order_frames):
+    result = check_liveness(other_order_frames, OTHER_ORDER)
+
+    assert result.is_live
+
+
+def test_the_same_still_frame_repeated_for_every_step_fails():
+    result = check_liveness(still_frames(CHALLENGE), CHALLENGE)
+
+    assert result == Liveness(is_live=False, liveness_score=0.0)
+
+
+def test_head_turns_in_another_order_than_the_challenge_fail(other_order_frames):
+    # A recording of a previous session, relabelled with the steps of the new challenge.
+    relabelled = [
+        (step, data)
+        for (step, _), (_, data) in zip(_labels_like(other_order_frames, CHALLENGE), other_order_frames)
+    ]
+
+    result = check_liveness(relabelled, CHALLENGE)
+
+    assert isinstance(result, Liveness)
+    assert not result.is_live
+    assert result.liveness_score < 0.5
+
+
+def test_frames_labelled_in_another_order_than_the_challenge_fail(other_order_frames):
+    result = check_liveness(other_order_frames, CHALLENGE)
+
+    assert result == Liveness(is_live=False, liveness_score=0.0)
+
+
+def test_a_flat_photo_tilted_left_and_right_fails():
+    result = check_liveness(challenge_frames(CHALLENGE, flat=True, frames_per_step=2), CHALLENGE)
+
+    assert isinstance(result, Liveness)
+    assert not result.is_live
+
+
+def test_someone_else_photo_for_the_final_frontal_frames_fails(live_frames):
+    # The turns are done live, then another person's photo is held up for the frontal frames.
+    portrait, _ = astronaut_portrait()
+    other_person = Image.fromarray((data.lfw_subset()[60] * 255).astype(np.uint8)).convert("RGB")
+    impostor = portrait.copy()
+    impostor.paste(other_person.resize((200, 200), Image.Resampling.BICUBIC), (140, 140))
+    frames = live_frames[:-3] + [("center", encode(add_noise(impostor, seed))) for seed in range(3)]
+
+    result = check_liveness(frames, CHALLENGE)
+
+    assert isinstance(result, Liveness)
+    assert not result.is_live
+
+
+def test_frames_without_a_face_ask_for_a_retake(cat_jpeg):
+    frames = [(step, cat_jpeg) for step in CHALLENGE for _ in range(2)]
+
+    result = check_liveness(frames, CHALLENGE)
+
+    assert isinstance(result, Retake)
+    assert "could not see your face" in result.message
+
+
+def test_no_frames_ask_for_a_retake():
+    assert isinstance(check_liveness([], CHALLENGE), Retake)
+
+
+def test_a_challenge_outside_the_vocabulary_is_a_programming_error(live_frames):
+    with pytest.raises(ValueError):
+        check_liveness(live_frames, ["up", "center"])
+    with pytest.raises(ValueError):
+        check_liveness(live_frames, ["left", "right"])
+
+
+def test_frontal_frame_is_the_most_frontal_center_frame(live_frames):
+    check_liveness(live_frames, CHALLENGE)
+
+    chosen = frontal_frame(live_frames, CHALLENGE)
+
+    assert chosen in [data for step, data in live_frames if step == "center"]
+    first_center_frame = next(data for step, data in live_frames if step == "center")
+    assert chosen != first_center_frame  # still turning back from the left when it was taken
+
+
+def test_frontal_frame_works_without_a_prior_liveness_check(live_frames, monkeypatch):
+    monkeypatch.setattr(liveness, "_pose_cache", OrderedDict())
+
+    chosen = frontal_frame(live_frames, CHALLENGE)
+
+    assert chosen in [data for step, data in live_frames if step == "center"]
+
+
+def _labels_like(frames, challenge):
+    """Labels of challenge laid over frames, the same number of frames per step."""
+    per_step = len(frames) // len(challenge)
+    return [(step, None) for step in challenge for _ in range(per_step)]

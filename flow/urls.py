@@ -1,5 +1,20 @@
 """Routes of the hosted verification flow under /flow/."""
-from django.urls import path  # noqa: F401
+from django.urls import path, re_path
+
+from . import errors, views
 
 app_name = "flow"
-urlpatterns: list = []
+urlpatterns = [
+    path("start", views.start, name="start"),
+    path("", views.consent, name="consent"),
+    path("selfie", views.selfie, name="selfie"),
+    path("no-camera", views.document_instead, name="document_instead"),
+    path("progress", views.progress, name="progress"),
+    path("status", views.status, name="status"),
+    path("document", views.document, name="document"),
+    path("sandbox", views.sandbox, name="sandbox"),
+    path("result", views.result, name="result"),
+    path("cancel", views.cancel, name="cancel"),
+    # Anything else under /flow/ gets the flow's own friendly 404 page.
+    re_path(r"^(?P<rest>.*)$", errors.not_found),
+]

@@ -4,13 +4,16 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 from rest_framework.permissions import AllowAny
 
 from .api import SessionCreateApi, SessionDetailApi
+from .sandbox_api import SandboxAdvanceApi
 
 _public = {"authentication_classes": [], "permission_classes": [AllowAny]}
 
 urlpatterns = [
     path("sessions", SessionCreateApi.as_view(), name="sessions-create"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="sessions-detail"),
+    path("test/sessions/<str:session_id>/advance", SandboxAdvanceApi.as_view(), name="sandbox-advance"),
     path("openapi.json", SpectacularJSONAPIView.as_view(**_public), name="openapi-schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public), name="api-docs"),
-    path("redoc", SpectacularRedocView.as_view(url_name="openapi-schema", **_public), name="api-redoc"),
+    path("redoc", SpectacularRedocView.as_view(url_name="openapi-schema", template_name="sessions_api/redoc.html",
+                                               **_public), name="api-redoc"),
 ]

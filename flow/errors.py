@@ -1,0 +1,49 @@
+"""Friendly error pages of the hosted flow: every failure gets a plain-language page and the right status."""
+from django.shortcuts import render
+from django.views.csrf import csrf_failure as django_csrf_failure
+
+from .headers import flow_headers
+
+# kind -> (HTTP status, title, message)
+ERRORS = {
+    "link_incomplete": (400, "This link is incomplete",
+                        "Part of the verification link is missing. Go back to the site that sent you here "
+                        "and start the verification again."),
+    "link_invalid": (403, "This link is not valid",
+                     "We could not open this verification link. It may have been copied incompletely. "
+                     "Go back to the site that sent you here and start again."),
+    "link_expired": (410, "This link has expired",
+                     "Verification links are valid for a limited time. Go back to the site that sent you "
+                     "here to start a new verification."),
+    "session_finished": (410, "This verification is finished",
+                         "This verification has already been completed and cannot be started again."),
+    "no_session": (403, "We could not find your verification",
+                   "Open the verification link again from the site that sent you here. "
+                   "Your browser must accept cookies for this site."),
+    "csrf": (403, "Please reload the page",
+             "For your security this form could not be sent: the page was open for too long or cookies are "
+             "blocked. Reload the page and try again."),
+    "not_found": (404, "Page not found", "There is no page at this address."),
+    "unavailable": (503, "Temporarily unavailable",
+                    "The verification service is busy right now. Please try again in a minute."),
+}
+
+
+def error_page(request, kind: str, *, session=None):
+    status, title, message = ERRORS[kind]
+    response = render(request, "flow/error.html", {"title": title, "message": message, "kind": kind,
+                                                   "session": session}, status=status)
+    if kind == "unavailable":
+        response["Retry-After"] = "30"
+    return flow_headers(response)
+
+
+def not_found(request, rest=""):
+    return error_page(request, "not_found")
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: the flow's friendly page under /flow/, Django's own page elsewhere."""
+    if request.path.startswith("/flow/"):
+        return error_page(request, "csrf")
+    return django_csrf_failure(request, reason=reason)

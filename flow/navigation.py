@@ -1,0 +1,82 @@
+"""Which page a session belongs on, and the decorator that sends every flow request there."""
+import logging
+from functools import wraps
+
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+
+from sessions_api.models import Mode, Status, VerificationSession
+from sessions_api.problems import is_backend_outage
+from sessions_api.state_machine import session_expire_if_due
+
+from .cookie import flow_cookie_session_id
+from .errors import error_page
+from .headers import flow_headers
+
+logger = logging.getLogger(__name__)
+
+
+class SeeOther(HttpResponseRedirect):
+    """303: after a POST the browser follows with a GET, and Back does not re-send the form."""
+
+    status_code = 303
+
+
+def page_url_for(session: VerificationSession) -> str:
+    """The page for the session's current status; every flow view defers to this."""
+    status = session.status
+    if status in (Status.APPROVED, Status.DENIED):
+        return reverse("flow:result")
+    if status == Status.PROCESSING:
+        return reverse("flow:progress")
+    if session.mode == Mode.TEST:
+        return reverse("flow:sandbox") if status == Status.REQUIRES_DOC or session.selfie_attempts else reverse("flow:consent")
+    if status == Status.REQUIRES_DOC:
+        return reverse("flow:document")
+    return reverse("flow:selfie") if session.selfie_attempts else reverse("flow:consent")
+
+
+def flow_session(request) -> VerificationSession | None:
+    """The session the cookie names, finalized as expired first if its time is up."""
+    session_id = flow_cookie_session_id(request)
+    if not session_id:
+        return None
+    session = VerificationSession.objects.select_related("tenant").filter(pk=session_id).first()
+    if session is not None and not session.is_final:
+        session = session_expire_if_due(session)
+    return session
+
+
+def outage_safe(view):
+    """A database or broker outage shows the friendly 503 page, never a stack trace."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except Exception as error:
+            if not is_backend_outage(error):
+                raise
+            logger.warning("flow: backend unavailable on %s: %s", request.path, error)
+            return error_page(request, "unavailable")
+
+    return wrapper
+
+
+def flow_page(*statuses: str):
+    """Give the view the cookie's session, or redirect to the page of its status when it is not one of `statuses`."""
+
+    def decorate(view):
+        @outage_safe
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            session = flow_session(request)
+            if session is None:
+                return error_page(request, "no_session")
+            if statuses and session.status not in statuses:
+                return flow_headers(SeeOther(page_url_for(session)))
+            return flow_headers(view(request, session, *args, **kwargs))
+
+        return wrapper
+
+    return decorate

@@ -1,0 +1,277 @@
+"""The hosted flow's pages: start, consent, selfie, progress, document, sandbox outcomes, result, cancel.
+
+Every page re-reads the session named by the `av_flow` cookie and redirects to the page of its
+current status (flow.navigation), so Back, Reload and a second tab always land somewhere sensible.
+
+Decisions worth knowing:
+  * A start link for a finished session answers 410 Gone with a page showing where to go next
+    (the partner's callback or cancel address); an expired link answers 410 too, a bad one 403.
+  * Without a camera the liveness check cannot be done. The selfie page offers two ways on:
+    one photo per head-turn instruction (e.g. a phone's native camera through the file input's
+    `capture` attribute; judged by the same liveness check), or "Use an ID document instead",
+    which skips the selfie (initiated -> processing -> requires_doc, no attempt used). So every
+    session can be completed without a camera, through the document step.
+  * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
+    call the same service as POST /v1/test/sessions/{id}/advance.
+"""
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_GET, require_POST
+
+from checks.images import MAX_BYTES as MAX_IMAGE_BYTES
+from sessions_api.analysis import (
+    MAX_FRAMES_PER_STEP,
+    SubmissionRejected,
+    document_path_choose,
+    document_submit,
+    retake_message,
+    selfie_challenge_issue,
+    selfie_submit,
+)
+from sessions_api.decision import MAX_ATTEMPTS
+from sessions_api.models import Mode, Reason, Status
+from sessions_api.sandbox import sandbox_advance
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel
+
+from .cookie import flow_cookie_set
+from .errors import error_page
+from .headers import flow_headers
+from .link import LinkRejected, flow_link_validate
+from .navigation import SeeOther, flow_page, outage_safe, page_url_for
+from .uploads import (
+    MESSAGE_REQUEST_TOO_LARGE,
+    read_files,
+    request_too_large,
+    upload_rejection,
+    use_memory_uploads,
+)
+
+OPEN = (Status.INITIATED, Status.PROCESSING, Status.REQUIRES_DOC)
+INSTRUCTIONS = {
+    "left": "Turn your head slowly to your left",
+    "right": "Turn your head slowly to your right",
+    "center": "Look straight at the camera",
+}
+DENIAL_MESSAGES = {
+    Reason.CANCELLED: "You cancelled the verification.",
+    Reason.EXPIRED: "The time for this verification ran out.",
+    Reason.LIVENESS_FAILED: "We could not confirm that a live person took the selfie.",
+    Reason.ATTEMPTS_EXCEEDED: "We could not use the pictures after several attempts.",
+    Reason.DOCUMENT_INVALID: "We could not validate the document.",
+    Reason.DOCUMENT_EXPIRED: "The document has expired.",
+    Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
+}
+SANDBOX_OUTCOMES = {
+    Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),
+                       ("denied", "Deny (liveness failed)"), ("processing", "Stay in processing")],
+    Status.REQUIRES_DOC: [("approved", "Approve (document)"), ("denied", "Deny (underage document)"),
+                          ("processing", "Stay in processing")],
+}
+# A challenge has 4 steps (checks.liveness: 3 moves, then "center"). Camera frames are ~50 KB each;
+# the no-camera fallback sends one photo per step, each up to the 10 MB every picture may have.
+SELFIE_STEPS = 4
+SELFIE_MAX_FILES = SELFIE_STEPS * MAX_FRAMES_PER_STEP
+SELFIE_MAX_BYTES = SELFIE_STEPS * MAX_IMAGE_BYTES
+
+
+def _reloaded(session):
+    return session.__class__.objects.select_related("tenant").get(pk=session.pk)
+
+
+def _context(session, **extra):
+    return {"session": session, "tenant_name": session.tenant.name, "is_sandbox": session.mode == Mode.TEST, **extra}
+
+
+@require_GET
+@outage_safe
+def start(request):
+    try:
+        session = flow_link_validate(request.GET)
+    except LinkRejected as rejected:
+        return error_page(request, rejected.kind, session=rejected.session)
+    response = flow_headers(SeeOther(reverse("flow:consent")))
+    flow_cookie_set(response, session)
+    return response
+
+
+@require_GET
+@flow_page(Status.INITIATED)
+def consent(request, session):
+    next_url = reverse("flow:sandbox") if session.mode == Mode.TEST else reverse("flow:selfie")
+    return render(request, "flow/consent.html", _context(session, next_url=next_url, age_limit=session.age_limit))
+
+
+def _selfie_page(request, session, *, error=None, status=200):
+    steps = [{"index": index, "step": step, "instruction": INSTRUCTIONS.get(step, step),
+              "field": f"frame_{index}_{step}"} for index, step in enumerate(session.liveness_challenge)]
+    return render(request, "flow/selfie.html", _context(
+        session, steps=steps, challenge=",".join(session.liveness_challenge), error=error,
+        retake=None if error else retake_message(session),
+        attempt=session.selfie_attempts + 1, max_attempts=MAX_ATTEMPTS,
+    ), status=status)
+
+
+@csrf_exempt  # the upload handler must be set before anything reads the body; CSRF is checked just after
+def selfie(request):
+    if request.method == "POST":
+        if request_too_large(request, max_total_bytes=SELFIE_MAX_BYTES):
+            return _reject_before_reading(request, _selfie_too_large)
+        handler = use_memory_uploads(request, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES)
+        return _selfie_post(request, handler=handler)
+    return _selfie_get(request)
+
+
+@require_GET
+@flow_page(Status.INITIATED)
+def _selfie_get(request, session):
+    if session.mode == Mode.TEST:
+        return SeeOther(reverse("flow:sandbox"))
+    selfie_challenge_issue(session=session)
+    return _selfie_page(request, session)
+
+
+@csrf_protect
+@flow_page(Status.INITIATED)
+def _selfie_post(request, session, *, handler):
+    if session.mode == Mode.TEST:
+        return SeeOther(reverse("flow:sandbox"))
+    rejected = upload_rejection(request, handler)
+    if rejected:
+        return _selfie_page(request, session, error=rejected, status=413)
+    challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
+    frames_by_step = [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
+    try:
+        selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
+    except SubmissionRejected as rejected:
+        return _selfie_page(request, session, error=rejected.message, status=rejected.status_code)
+    return SeeOther(reverse("flow:progress"))
+
+
+@require_POST
+@csrf_protect
+@flow_page(Status.INITIATED)
+def document_instead(request, session):
+    """No camera: the liveness check is impossible, so the session continues with an identity document."""
+    if session.mode == Mode.LIVE:
+        try:
+            document_path_choose(session=session)
+        except TransitionNotAllowed:
+            pass
+    return SeeOther(page_url_for(_reloaded(session)))
+
+
+@require_GET
+@flow_page(Status.PROCESSING)
+def progress(request, session):
+    return render(request, "flow/progress.html", _context(session))
+
+
+@require_GET
+@flow_page()
+def status(request, session):
+    return JsonResponse({"status": session.status, "next": page_url_for(session)})
+
+
+def _document_page(request, session, *, error=None, status=200):
+    return render(request, "flow/document.html", _context(
+        session, error=error, retake=None if error else retake_message(session),
+        attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
+        after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
+    ), status=status)
+
+
+@csrf_exempt  # as for the selfie: memory-only uploads first, then the CSRF check
+def document(request):
+    if request.method == "POST":
+        if request_too_large(request, max_total_bytes=MAX_IMAGE_BYTES):
+            return _reject_before_reading(request, _document_too_large)
+        handler = use_memory_uploads(request, max_files=1, max_total_bytes=MAX_IMAGE_BYTES)
+        return _document_post(request, handler=handler)
+    return _document_get(request)
+
+
+@require_GET
+@flow_page(Status.REQUIRES_DOC)
+def _document_get(request, session):
+    if session.mode == Mode.TEST:
+        return SeeOther(reverse("flow:sandbox"))
+    return _document_page(request, session)
+
+
+@csrf_protect
+@flow_page(Status.REQUIRES_DOC)
+def _document_post(request, session, *, handler):
+    if session.mode == Mode.TEST:
+        return SeeOther(reverse("flow:sandbox"))
+    rejected = upload_rejection(request, handler)
+    if rejected:
+        return _document_page(request, session, error=rejected, status=413)
+    images = read_files(request, "document")
+    if not images:
+        return _document_page(request, session, error="Choose or take a picture of your document first.", status=400)
+    try:
+        document_submit(session=session, image=images[0])
+    except SubmissionRejected as rejected:
+        return _document_page(request, session, error=rejected.message, status=rejected.status_code)
+    return SeeOther(reverse("flow:progress"))
+
+
+@flow_page(Status.INITIATED)
+def _selfie_too_large(request, session):
+    return _selfie_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
+
+
+@flow_page(Status.REQUIRES_DOC)
+def _document_too_large(request, session):
+    return _document_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
+
+
+def _reject_before_reading(request, page_view):
+    # Nothing changes on this answer, so it needs no CSRF check; the body is never read.
+    response = page_view(request)
+    response["Connection"] = "close"
+    return response
+
+
+@csrf_protect
+@flow_page(Status.INITIATED, Status.REQUIRES_DOC)
+def sandbox(request, session):
+    if session.mode != Mode.TEST:
+        return SeeOther(page_url_for(session))
+    outcomes = SANDBOX_OUTCOMES[session.status]
+    if request.method == "POST":
+        chosen = request.POST.get("outcome", "")
+        if chosen not in dict(outcomes):
+            return render(request, "flow/sandbox.html", _context(
+                session, outcomes=outcomes, error="Choose one of the outcomes below."), status=400)
+        try:
+            session = sandbox_advance(session_id=session.id, to=chosen, cause="sandbox: outcome chosen in the web flow")
+        except TransitionNotAllowed:
+            session = _reloaded(session)
+        return SeeOther(page_url_for(session))
+    return render(request, "flow/sandbox.html", _context(session, outcomes=outcomes))
+
+
+@require_GET
+@flow_page(Status.APPROVED, Status.DENIED)
+def result(request, session):
+    return render(request, "flow/result.html", _context(
+        session, approved=session.status == Status.APPROVED,
+        denial_message=DENIAL_MESSAGES.get(session.reason, "We could not verify your age."),
+    ))
+
+
+@require_POST
+@csrf_protect
+@flow_page()
+def cancel(request, session):
+    if session.status in OPEN:
+        try:
+            session = session_cancel(session_id=session.id)
+        except TransitionNotAllowed:  # decided or expired a moment ago: show what won
+            session = _reloaded(session)
+    if session.status == Status.DENIED and session.reason == Reason.CANCELLED and session.cancel_url:
+        return SeeOther(session.cancel_url)
+    return SeeOther(reverse("flow:result"))

@@ -1,0 +1,113 @@
+"""Sandbox sessions (CONTRACT 7): test-key sessions moved to a chosen outcome without running any model.
+
+`sandbox_advance` walks the same state machine as a real verification (approving a fresh session
+goes initiated -> processing -> approved), stores fixed, plausible result numbers, and so sends the
+same webhook. The partner's API call and the web flow's outcome buttons both come here.
+"""
+import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .models import Mode, Reason, SessionEvent, Status, VerificationSession
+from .state_machine import Results, TransitionNotAllowed, session_transition
+
+TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
+
+# Fixed numbers, relative to the session's age limit, so every age limit gets a consistent story.
+APPROVED_AGE_OFFSET, APPROVED_CONFIDENCE = 12, 0.91
+UNSURE_AGE_OFFSET, UNSURE_CONFIDENCE = 1, 0.42
+LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
+DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
+
+
+class NotASandboxSession(Exception):
+    """Only test-mode sessions may be advanced by hand."""
+
+
+def _years_ago(today: datetime.date, years: int) -> datetime.date:
+    try:
+        return today.replace(year=today.year - years)
+    except ValueError:  # 29 February in a year that has none
+        return today.replace(year=today.year - years, day=28)
+
+
+def _document_result(age_limit: int, true_age: int) -> dict:
+    today = timezone.now().date()
+    # 40 days past the birthday: the age is the same all day long in every time zone.
+    birthdate = _years_ago(today, true_age) - datetime.timedelta(days=40)
+    return {
+        "document_kind": "sandbox",
+        "birthdate": birthdate,
+        "true_age": true_age,
+        "expiry_date": _years_ago(today, -5),
+    }
+
+
+def _selfie_results(session: VerificationSession, *, age_offset: int, confidence: float) -> Results:
+    return Results(
+        age_estimation={"estimated_age": float(session.age_limit + age_offset), "age_confidence": confidence},
+        liveness={"is_live": True, "liveness_score": LIVE_SCORE},
+    )
+
+
+def _on_document_step(session: VerificationSession) -> bool:
+    """Whether the session is at (or analysing) the document step rather than the selfie step."""
+    if session.status == Status.REQUIRES_DOC:
+        return True
+    if session.status != Status.PROCESSING:
+        return False
+    entered = SessionEvent.objects.filter(session=session, to_status=Status.PROCESSING).order_by("-id").first()
+    return entered is not None and entered.from_status == Status.REQUIRES_DOC
+
+
+def _decision_step(session: VerificationSession, to: str, on_document: bool) -> dict:
+    """The transition out of `processing` that a real analysis would have made for this outcome."""
+    limit = session.age_limit
+    if on_document:
+        counter = {"document_attempts": F("document_attempts") + 1}
+        if to == Status.APPROVED:
+            return {"to": to, "reason": Reason.DOCUMENT,
+                    "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
+        if to == Status.DENIED:
+            true_age = max(limit + DOCUMENT_MINOR_OFFSET, 0)
+            return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
+                    "results": Results(document=_document_result(limit, true_age)), **counter}
+        return {"to": to, **counter}  # requires_doc again: a document retake
+    counter = {"selfie_attempts": F("selfie_attempts") + 1}
+    if to == Status.APPROVED:
+        return {"to": to, "reason": Reason.AGE_ESTIMATION,
+                "results": _selfie_results(session, age_offset=APPROVED_AGE_OFFSET, confidence=APPROVED_CONFIDENCE),
+                **counter}
+    if to == Status.DENIED:
+        return {"to": to, "reason": Reason.LIVENESS_FAILED,
+                "results": Results(liveness={"is_live": False, "liveness_score": NOT_LIVE_SCORE}), **counter}
+    return {"to": to, "results": _selfie_results(session, age_offset=UNSURE_AGE_OFFSET, confidence=UNSURE_CONFIDENCE),
+            **counter}
+
+
+@transaction.atomic
+def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced through the API") -> VerificationSession:
+    """Move a test-mode session to `to` through the state machine; raises TransitionNotAllowed when it cannot."""
+    if to not in TARGETS:
+        raise ValueError(f"cannot advance a session to {to!r}")
+    session = VerificationSession.objects.select_for_update().get(pk=session_id)
+    if session.mode != Mode.TEST:
+        raise NotASandboxSession(session_id)
+    if session.is_final:
+        raise TransitionNotAllowed(f"{session_id} is already {session.status}")
+    on_document = _on_document_step(session)
+    if session.status == Status.PROCESSING:
+        if to == Status.PROCESSING:
+            raise TransitionNotAllowed(f"{session_id} is already processing")
+        steps = [_decision_step(session, to, on_document)]
+    elif to == Status.PROCESSING:
+        steps = [{"to": Status.PROCESSING}]
+    elif to == Status.REQUIRES_DOC and on_document:
+        raise TransitionNotAllowed(f"{session_id} is already waiting for a document")
+    else:
+        steps = [{"to": Status.PROCESSING}, _decision_step(session, to, on_document)]
+    for step in steps:
+        session = session_transition(session_id=session_id, cause=cause, **step)
+    return session

@@ -1,0 +1,73 @@
+/* Selfie page: a live preview, then the head-turn challenge step by step, a few frames per step. */
+(function () {
+  "use strict";
+  var root = document.querySelector("[data-selfie]");
+  if (!root || !window.AvCamera || !AvCamera.supported()) { return; }  // the upload form stays as it is
+
+  var FRAMES_PER_STEP = 3;
+  var SETTLE_MS = 1800;  // time to follow an instruction before its pictures are taken
+  var GAP_MS = 250;
+  var FRAME_WIDTH = 640;
+
+  var panel = root.querySelector("[data-camera]");
+  var form = root.querySelector("[data-selfie-form]");
+  var fallback = root.querySelector("[data-fallback]");
+  var video = panel.querySelector("[data-video]");
+  var instruction = panel.querySelector("[data-instruction]");
+  var status = panel.querySelector("[data-camera-status]");
+  var onButton = panel.querySelector("[data-camera-on]");
+  var startButton = panel.querySelector("[data-capture]");
+  var inputs = Array.prototype.slice.call(form.querySelectorAll("input[type=file][data-step]"));
+
+  panel.hidden = false;
+  fallback.open = false;
+
+  function failed(message) {
+    instruction.textContent = "";
+    status.textContent = message;
+    fallback.open = true;
+  }
+
+  onButton.addEventListener("click", function () {
+    onButton.disabled = true;
+    status.textContent = "Starting the camera…";
+    AvCamera.start(video, "user", 640, 480).then(function () {
+      onButton.hidden = true;
+      startButton.hidden = false;
+      startButton.focus();
+      status.textContent = "Camera on. Put your face inside the oval, then press Start.";
+    }, function (error) {
+      onButton.disabled = false;
+      failed(AvCamera.explain(error) + " You can upload photos below, or use an ID document instead.");
+    });
+  });
+
+  function captureStep(input, index) {
+    var blobs = [];
+    instruction.textContent = input.getAttribute("data-instruction");
+    status.textContent = "Step " + (index + 1) + " of " + inputs.length;
+    var chain = AvCamera.wait(SETTLE_MS);
+    for (var i = 0; i < FRAMES_PER_STEP; i += 1) {
+      chain = chain.then(function () { return AvCamera.capture(video, FRAME_WIDTH, 0.9); })
+                   .then(function (blob) { blobs.push(blob); return AvCamera.wait(GAP_MS); });
+    }
+    return chain.then(function () { AvCamera.attach(input, blobs, input.name); });
+  }
+
+  startButton.addEventListener("click", function () {
+    startButton.disabled = true;
+    var chain = Promise.resolve();
+    inputs.forEach(function (input, index) {
+      chain = chain.then(function () { return captureStep(input, index); });
+    });
+    chain.then(function () {
+      instruction.textContent = "Thank you";
+      status.textContent = "Sending your pictures…";
+      AvCamera.stop(video);
+      form.submit();
+    }, function () {
+      startButton.disabled = false;
+      failed("The pictures could not be taken. Press Start to try again, or upload photos below.");
+    });
+  });
+})();

@@ -1,0 +1,126 @@
+"""Browser fixtures for end-to-end tests: Debian's Chromium driven by Playwright against pytest-django's live server.
+
+Reuse:
+    @pytest.mark.e2e
+    def test_something(partner, page, screenshot):
+        created = partner.create_session(subject="u1", age_limit=18)   # POST /v1/sessions over HTTP
+        page.goto(created["verificationUrl"])
+        screenshot(page, "something")                                   # test-artifacts/something.png
+
+`browser` is launched once per test session with a fake camera (Chromium's test pattern, the
+permission prompt auto-accepted); `launch_browser(*extra_args)` launches another one, e.g. with
+`--use-file-for-fake-video-capture=frames.y4m` to feed real frames to getUserMedia.
+"""
+import os
+from pathlib import Path
+
+import pytest
+import requests
+
+# Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to run
+# beside it. Each ORM call in these tests is still synchronous and in this one thread.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+FAKE_CAMERA_ARGS = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture(scope="session")
+def playwright_instance():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/test installs Debian's chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def launch_browser(playwright_instance):
+    launched = []
+
+    def launch(*extra_args: str):
+        browser = playwright_instance.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, *extra_args]
+        )
+        launched.append(browser)
+        return browser
+
+    yield launch
+    for browser in launched:
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(launch_browser):
+    return launch_browser(*FAKE_CAMERA_ARGS)
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh phone-sized browser context (own cookies) with camera permission, and its page."""
+    context = browser.new_context(**PHONE)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot():
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    def take(page, name: str) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+class Partner:
+    """A partner backend calling the API of the live server over real HTTP with its key."""
+
+    def __init__(self, base_url: str, api_key: str):
+        self.base_url = base_url
+        self.http = requests.Session()
+        self.http.headers.update({"X-API-Key": api_key})
+
+    def create_session(self, **fields) -> dict:
+        response = self.http.post(f"{self.base_url}/v1/sessions", json={"subject": "user-42", "age_limit": 18, **fields},
+                                  timeout=10)
+        assert response.status_code == 201, response.text
+        return response.json()["session"]
+
+    def get_session(self, session_id: str) -> dict:
+        response = self.http.get(f"{self.base_url}/v1/sessions/{session_id}", timeout=10)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def advance(self, session_id: str, to: str) -> requests.Response:
+        return self.http.post(f"{self.base_url}/v1/test/sessions/{session_id}/advance", json={"to": to}, timeout=10)
+
+
+@pytest.fixture
+def live_base_url(live_server, settings, transactional_db):
+    """The live server's address, which verificationUrl links now point to."""
+    settings.PUBLIC_BASE_URL = live_server.url
+    return live_server.url
+
+
+@pytest.fixture
+def partner(live_base_url, onboarded):
+    """The onboarded tenant's backend with its test (sandbox) key."""
+    return Partner(live_base_url, onboarded.test_key)
+
+
+@pytest.fixture
+def live_partner(live_base_url, onboarded):
+    """The onboarded tenant's backend with its live key."""
+    return Partner(live_base_url, onboarded.live_key)

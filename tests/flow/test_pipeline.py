@@ -1,0 +1,214 @@
+"""The analysis pipeline end to end: flow upload -> Celery worker -> real checks -> decision -> stored numbers only.
+
+These run the real checks (face engine, liveness, document reader) in a real in-thread Celery
+worker on the real Redis broker, with synthetic faces and documents from tests/fixtures.
+"""
+import base64
+import datetime
+import tempfile
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+from PIL import Image
+
+from sessions_api.models import SessionEvent, VerificationSession
+from tests.conftest import wait_until
+from tests.fixtures.documents import aamva_payload, encode, pdf417_card
+from tests.fixtures.faces import challenge_frames, still_frames
+from tests.flow.conftest import open_flow
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
+ANALYSIS_TIMEOUT = 90
+
+
+@pytest.fixture
+def image_dirs(monkeypatch, tmp_path):
+    """A fresh temporary directory for everything in this process (worker thread included)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return [scratch, Path(settings.VAR_DIR)]
+
+
+def image_files(directories) -> list[Path]:
+    found = []
+    for directory in directories:
+        if not directory.exists():
+            continue
+        for path in directory.rglob("*"):
+            if path.is_file():
+                head = path.read_bytes()[:12]
+                if head[:3] == b"\xff\xd8\xff" or head[:8] == b"\x89PNG\r\n\x1a\n" or head[8:12] == b"WEBP":
+                    found.append(path)
+    return found
+
+
+def broker_holds(needle: bytes) -> bool:
+    """Whether any key of the test Redis database (queues, unacked messages...) still contains `needle`."""
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    for key in client.scan_iter():
+        kind = client.type(key)
+        values = {
+            b"string": lambda: [client.get(key)],
+            b"list": lambda: client.lrange(key, 0, -1),
+            b"hash": lambda: list(client.hvals(key)),
+            b"set": lambda: list(client.smembers(key)),
+            b"zset": lambda: client.zrange(key, 0, -1),
+        }.get(kind, lambda: [])()
+        if any(needle in (value or b"") for value in values):
+            return True
+    return False
+
+
+def post_selfie(visitor, frames_for, frames_per_step=3):
+    """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
+    visitor.client.get("/flow/selfie")
+    challenge = visitor.session.liveness_challenge
+    frames = frames_for(challenge)
+    form = {"challenge": ",".join(challenge)}
+    for index, step in enumerate(challenge):
+        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
+        assert {label for label, _ in step_frames} == {step}
+        form[f"frame_{index}_{step}"] = [
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
+        ]
+    response = visitor.client.post("/flow/selfie", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
+def analysed(visitor) -> VerificationSession:
+    wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
+    return visitor.session
+
+
+def not_a_face(challenge):
+    """Plain sky-blue pictures, a little different each, so they are neither faces nor one still."""
+    return [(step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
+            for step in challenge for shade in range(3)]
+
+
+def document_photo(birthdate: datetime.date, expiry="01012035") -> bytes:
+    return encode(pdf417_card(aamva_payload(birth=birthdate.strftime("%m%d%Y"), expiry=expiry)))
+
+
+def years_ago(years: int, extra_days: int = 30) -> datetime.date:
+    today = timezone.now().date()
+    return today.replace(year=today.year - years) - datetime.timedelta(days=extra_days)
+
+
+def test_a_selfie_without_a_face_is_retaken_and_the_attempt_counted(api, celery_worker, image_dirs):
+    visitor = open_flow(api)
+
+    post_selfie(visitor, not_a_face)
+    session = analysed(visitor)
+
+    assert (session.status, session.selfie_attempts) == ("initiated", 1)
+    page = visitor.client.get("/flow/selfie").content.decode()
+    assert "Please try again." in page and "Attempt 2 of 3" in page
+    assert "face" in page.split("Please try again.</strong>")[1].split("</p>")[0]
+    assert api.get(f"/v1/sessions/{visitor.session_id}").json()["liveness"] is None
+    assert image_files(image_dirs) == []
+
+
+def test_the_third_failed_liveness_attempt_denies_as_liveness_failed(api, celery_worker):
+    visitor = open_flow(api, cancel_url="https://shop.example.com/cancel")
+
+    for attempt in range(1, 4):
+        # A replayed still picture for every head-turn step: not a live person.
+        post_selfie(visitor, still_frames)
+        session = analysed(visitor)
+        assert session.selfie_attempts == attempt
+
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "liveness_failed")
+    assert body["liveness"]["isLive"] is False and body["liveness"]["livenessScore"] < 0.5
+    assert body["ageEstimation"] is None
+    result = visitor.client.get("/flow/result").content.decode()
+    assert "could not confirm that a live person" in result
+
+
+def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(api, onboarded, celery_worker, image_dirs):
+    onboarded.tenant.age_buffer_years, onboarded.tenant.min_age_confidence = 0, 0.0
+    onboarded.tenant.save()
+    visitor = open_flow(api, age_limit=10, notification_url="https://partner.example.com/hook")
+
+    frames = post_selfie(visitor, challenge_frames)
+    session = analysed(visitor)
+
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation"), \
+        SessionEvent.objects.filter(session=session).last().cause
+    assert body["liveness"]["isLive"] is True
+    assert body["ageEstimation"]["ageLimit"] == 10 and body["ageEstimation"]["estimatedAge"] >= 10
+    # The images existed only in memory and in the task message, which is gone once acknowledged.
+    wait_until(lambda: not broker_holds(base64.b64encode(frames[0][1])[:4000]), timeout=10)
+    assert image_files(image_dirs) == []
+
+
+def test_an_uncertain_face_needs_a_document_which_then_approves(api, onboarded, celery_worker, image_dirs):
+    onboarded.tenant.min_age_confidence = 1.0  # no estimate is ever that sure
+    onboarded.tenant.save()
+    visitor = open_flow(api, age_limit=18)
+
+    post_selfie(visitor, challenge_frames)
+    assert analysed(visitor).status == "requires_doc", SessionEvent.objects.filter(
+        session_id=visitor.session_id).last().cause
+    assert visitor.client.get("/flow/status").json()["next"] == "/flow/document"
+    photo = document_photo(years_ago(30))
+    visitor.client.post("/flow/document", {"document": SimpleUploadedFile("dl.jpg", photo, "image/jpeg")})
+    session = analysed(visitor)
+
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
+    assert body["validateDoc"]["trueAge"] == 30
+    assert body["validateDoc"]["birthdate"] == years_ago(30).isoformat() + "T00:00:00.000Z"
+    assert body["ageEstimation"]["ageConfidence"] < 1.0
+    assert session.document_attempts == 1
+    assert not broker_holds(base64.b64encode(photo)[:4000])
+    assert image_files(image_dirs) == []
+
+
+def test_an_underage_document_denies(api, celery_worker):
+    visitor = open_flow(api, age_limit=18)
+    visitor.client.post("/flow/no-camera")
+
+    photo = document_photo(years_ago(17))
+    visitor.client.post("/flow/document", {"document": SimpleUploadedFile("dl.jpg", photo, "image/jpeg")})
+
+    body = api.get(f"/v1/sessions/{analysed(visitor).id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
+    assert body["validateDoc"]["trueAge"] == 17
+
+
+def test_an_unreadable_document_is_retaken_with_its_message(api, celery_worker, image_dirs):
+    visitor = open_flow(api)
+    visitor.client.post("/flow/no-camera")
+
+    blank = encode(Image.new("RGB", (900, 600), (235, 235, 230)))
+    visitor.client.post("/flow/document", {"document": SimpleUploadedFile("id.jpg", blank, "image/jpeg")})
+    session = analysed(visitor)
+
+    assert (session.status, session.document_attempts) == ("requires_doc", 1)
+    page = visitor.client.get("/flow/document").content.decode()
+    assert "We could not read the document." in page and "Attempt 2 of 3" in page
+    # OCR ran through temporary files; none of them remains.
+    assert image_files(image_dirs) == []
+    assert not any(Path(tempfile.gettempdir()).iterdir())
+
+
+def test_a_decision_on_a_session_cancelled_meanwhile_is_dropped(api, celery_worker):
+    visitor = open_flow(api)
+    frames = post_selfie(visitor, challenge_frames)
+
+    visitor.client.post("/flow/cancel")
+
+    # Acknowledged (acks_late) only once the task has finished, whether it analysed or skipped.
+    wait_until(lambda: not broker_holds(base64.b64encode(frames[0][1])[:4000]), timeout=ANALYSIS_TIMEOUT)
+    session = visitor.session
+    assert (session.status, session.reason, session.selfie_attempts) == ("denied", "cancelled", 0)
+    assert [e.to_status for e in SessionEvent.objects.filter(session=session)] == ["processing", "denied"]

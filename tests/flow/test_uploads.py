@@ -1,0 +1,194 @@
+"""Selfie and document uploads: capped, sniffed, bombs refused, kept off disk, and only then sent to analysis."""
+import functools
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from PIL import Image
+
+from sessions_api.state_machine import session_transition
+
+
+def jpeg(width=64, height=64, *, noise=False) -> bytes:
+    if noise:
+        pixels = np.random.default_rng(1).integers(0, 256, size=(height, width, 3), dtype=np.uint8)
+        image = Image.fromarray(pixels)
+    else:
+        image = Image.new("RGB", (width, height), (180, 140, 120))
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=95)
+    return buffer.getvalue()
+
+
+@functools.cache
+def png_bomb(width=6_000, height=5_000) -> bytes:
+    """A valid greyscale PNG of zeros: about 30 KB on the wire, 30 megapixels once decoded."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    compressor = zlib.compressobj(9)
+    row = b"\x00" * (width + 1)  # filter byte + one byte per pixel
+    idat = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def upload(name: str, data: bytes, content_type="image/jpeg"):
+    return SimpleUploadedFile(name, data, content_type=content_type)
+
+
+@pytest.fixture
+def document_visitor(live_visitor):
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
+    return live_visitor
+
+
+def post_document(visitor, data: bytes, name="passport.jpg"):
+    return visitor.client.post("/flow/document", {"document": upload(name, data)})
+
+
+def assert_refused(visitor, response, status: int, message: str, session_status: str):
+    assert response.status_code == status
+    assert message in response.content.decode()
+    assert 'role="alert"' in response.content.decode()
+    session = visitor.session
+    assert session.status == session_status
+    assert (session.selfie_attempts, session.document_attempts) == (0, 0)
+
+
+# --- document ---
+
+def test_a_text_file_renamed_jpg_is_refused_as_not_a_picture(document_visitor):
+    response = post_document(document_visitor, b"name,birthdate\nAnna,1996-02-29\n" * 50)
+
+    assert_refused(document_visitor, response, 400, "not a picture we can read", "requires_doc")
+
+
+def test_a_decompression_bomb_is_refused_before_it_is_decoded(document_visitor):
+    bomb = png_bomb()
+    assert len(bomb) < 100_000
+
+    response = post_document(document_visitor, bomb, name="id.png")
+
+    assert_refused(document_visitor, response, 400, "larger than 25 megapixels", "requires_doc")
+
+
+def test_a_picture_over_10_mb_is_refused(document_visitor):
+    too_big = jpeg()[:-2] + b"\x00" * (10 * 1024 * 1024) + b"\xff\xd9"
+
+    response = post_document(document_visitor, too_big)
+
+    assert_refused(document_visitor, response, 413, "larger than 10 MB", "requires_doc")
+
+
+def test_a_request_announcing_a_huge_body_is_refused_without_reading_it(document_visitor):
+    response = document_visitor.client.post(
+        "/flow/document", data=b"--x--", content_type="multipart/form-data; boundary=x",
+        CONTENT_LENGTH=str(500 * 1024 * 1024),
+    )
+
+    assert_refused(document_visitor, response, 413, "too large to send together", "requires_doc")
+
+
+def test_a_post_without_a_picture_asks_for_one(document_visitor):
+    response = document_visitor.client.post("/flow/document", {})
+
+    assert_refused(document_visitor, response, 400, "Choose or take a picture", "requires_doc")
+
+
+def test_a_good_document_photo_goes_to_processing(document_visitor):
+    response = post_document(document_visitor, jpeg(800, 600))
+
+    assert response.status_code == 303 and response["Location"] == "/flow/progress"
+    assert document_visitor.session.status == "processing"
+
+
+def test_large_uploads_stay_in_memory_never_in_a_temporary_file(document_visitor, settings, tmp_path):
+    # Django's default handlers write uploads over 2.5 MB to FILE_UPLOAD_TEMP_DIR; a missing
+    # directory would make them fail. The flow's handler never opens a file there.
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path / "does-not-exist")
+    photo = jpeg(1600, 1600, noise=True)
+    assert len(photo) > settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+
+    response = post_document(document_visitor, photo)
+
+    assert response.status_code == 303
+    assert document_visitor.session.status == "processing"
+
+
+# --- selfie ---
+
+def selfie_form(visitor, frames_per_step=3, *, data_for=lambda index, step: jpeg()) -> dict:
+    visitor.client.get("/flow/selfie")
+    challenge = visitor.session.liveness_challenge
+    form = {"challenge": ",".join(challenge)}
+    for index, step in enumerate(challenge):
+        form[f"frame_{index}_{step}"] = [upload(f"{step}-{n}.jpg", data_for(index, step)) for n in range(frames_per_step)]
+    return form
+
+
+def test_good_selfie_frames_go_to_processing(live_visitor):
+    response = live_visitor.client.post("/flow/selfie", selfie_form(live_visitor))
+
+    assert response.status_code == 303 and response["Location"] == "/flow/progress"
+    assert live_visitor.session.status == "processing"
+
+
+def test_a_selfie_missing_one_steps_pictures_is_refused(live_visitor):
+    form = selfie_form(live_visitor)
+    del form[next(name for name in form if name.startswith("frame_1_"))]
+
+    response = live_visitor.client.post("/flow/selfie", form)
+
+    assert_refused(live_visitor, response, 400, "did not receive a picture for every instruction", "initiated")
+
+
+def test_a_selfie_frame_that_is_not_an_image_is_refused(live_visitor):
+    form = selfie_form(live_visitor, data_for=lambda index, step: b"GIF89a not really" if index == 0 else jpeg())
+
+    response = live_visitor.client.post("/flow/selfie", form)
+
+    assert_refused(live_visitor, response, 400, "not a picture we can read", "initiated")
+
+
+def test_a_selfie_taken_for_an_older_challenge_is_refused(live_visitor):
+    form = selfie_form(live_visitor)
+    for _ in range(50):  # another tab shows the page and gets a new random challenge
+        live_visitor.client.get("/flow/selfie")
+        if live_visitor.session.liveness_challenge != form["challenge"].split(","):
+            break
+
+    response = live_visitor.client.post("/flow/selfie", form)
+
+    assert_refused(live_visitor, response, 409, "instructions changed", "initiated")
+
+
+def test_too_many_selfie_frames_are_refused(live_visitor):
+    response = live_visitor.client.post("/flow/selfie", selfie_form(live_visitor, frames_per_step=9))
+
+    assert response.status_code == 413
+    assert live_visitor.session.status == "initiated"
+
+
+def test_a_selfie_with_a_bomb_frame_is_refused(live_visitor):
+    bomb = png_bomb()
+    form = selfie_form(live_visitor, data_for=lambda index, step: bomb if index == 1 else jpeg())
+
+    response = live_visitor.client.post("/flow/selfie", form)
+
+    assert_refused(live_visitor, response, 400, "larger than 25 megapixels", "initiated")
+
+
+def test_a_selfie_request_announcing_more_than_four_full_size_photos_is_refused_unread(live_visitor):
+    live_visitor.client.get("/flow/selfie")
+
+    response = live_visitor.client.post(
+        "/flow/selfie", data=b"--x--", content_type="multipart/form-data; boundary=x",
+        CONTENT_LENGTH=str(41 * 1024 * 1024),
+    )
+
+    assert_refused(live_visitor, response, 413, "too large to send together", "initiated")

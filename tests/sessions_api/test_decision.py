@@ -1,0 +1,171 @@
+"""The decision rule (CONTRACT 3) at its edges: thresholds inclusive, attempts counted, never denied on a face."""
+import datetime
+
+import pytest
+
+from checks.results import AgeEstimation, DocumentData, Liveness, Retake
+from sessions_api.decision import decide_document, decide_selfie
+
+LIVE = Liveness(is_live=True, liveness_score=0.93)
+NOT_LIVE = Liveness(is_live=False, liveness_score=0.21)
+TODAY = datetime.date(2026, 11, 22)
+TENANT = {"age_limit": 18, "age_buffer": 5, "min_confidence": 0.5}
+
+
+def selfie(liveness, age, attempts_so_far=0, **overrides):
+    return decide_selfie(liveness, age, **{**TENANT, **overrides}, attempts_so_far=attempts_so_far)
+
+
+def passport(birthdate, *, expiry=datetime.date(2030, 1, 1), valid=True):
+    return DocumentData(kind="mrz_td3", birthdate=birthdate, expiry_date=expiry, checks_valid=valid,
+                        problem=None if valid else "check digit mismatch")
+
+
+def document(data, attempts_so_far=0, age_limit=18):
+    return decide_document(data, age_limit=age_limit, today=TODAY, attempts_so_far=attempts_so_far)
+
+
+# --- selfie: age ---
+
+def test_age_exactly_at_limit_plus_buffer_with_confidence_exactly_at_minimum_is_approved():
+    decision = selfie(LIVE, AgeEstimation(estimated_age=23.0, age_confidence=0.5))
+
+    assert (decision.to_status, decision.reason) == ("approved", "age_estimation")
+    assert decision.results.age_estimation == {"estimated_age": 23.0, "age_confidence": 0.5}
+    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.93}
+    assert not decision.is_retake
+
+
+def test_age_just_below_limit_plus_buffer_asks_for_a_document_not_a_denial():
+    decision = selfie(LIVE, AgeEstimation(estimated_age=22.99, age_confidence=0.99))
+
+    assert (decision.to_status, decision.reason) == ("requires_doc", "")
+    assert decision.results.age_estimation["estimated_age"] == 22.99
+
+
+def test_confidence_just_below_minimum_asks_for_a_document():
+    decision = selfie(LIVE, AgeEstimation(estimated_age=40.0, age_confidence=0.4999))
+
+    assert decision.to_status == "requires_doc"
+
+
+def test_a_child_looking_face_still_gets_the_document_step_never_a_denial():
+    decision = selfie(LIVE, AgeEstimation(estimated_age=8.0, age_confidence=0.0), attempts_so_far=2)
+
+    assert decision.to_status == "requires_doc"
+
+
+def test_tenant_buffer_and_confidence_are_applied():
+    age = AgeEstimation(estimated_age=19.0, age_confidence=0.7)
+
+    assert selfie(age=age, liveness=LIVE, age_buffer=1).to_status == "approved"
+    assert selfie(age=age, liveness=LIVE, age_buffer=2).to_status == "requires_doc"
+    assert selfie(age=age, liveness=LIVE, age_buffer=0, min_confidence=0.8).to_status == "requires_doc"
+
+
+# --- selfie: liveness and attempts ---
+
+@pytest.mark.parametrize("attempts_so_far", [0, 1])
+def test_failed_liveness_before_the_third_attempt_asks_for_a_retake(attempts_so_far):
+    decision = selfie(NOT_LIVE, None, attempts_so_far=attempts_so_far)
+
+    assert (decision.to_status, decision.reason) == ("initiated", "")
+    assert decision.is_retake and "live person" in decision.retake_message
+    assert decision.results is None
+
+
+def test_third_failed_liveness_attempt_denies_as_liveness_failed_and_stores_the_score():
+    decision = selfie(NOT_LIVE, None, attempts_so_far=2)
+
+    assert (decision.to_status, decision.reason) == ("denied", "liveness_failed")
+    assert decision.results.liveness == {"is_live": False, "liveness_score": 0.21}
+    assert not decision.is_retake
+
+
+def test_failed_liveness_wins_over_an_adult_age_estimate():
+    decision = selfie(NOT_LIVE, AgeEstimation(estimated_age=50.0, age_confidence=1.0))
+
+    assert decision.to_status == "initiated"
+
+
+def test_an_unusable_selfie_is_a_retake_carrying_the_checks_message():
+    decision = selfie(Retake("We could not find a face."), None, attempts_so_far=1)
+
+    assert decision.to_status == "initiated"
+    assert decision.retake_message == "We could not find a face."
+
+
+def test_the_third_unusable_selfie_denies_as_attempts_exceeded():
+    decision = selfie(Retake("We could not find a face."), None, attempts_so_far=2)
+
+    assert (decision.to_status, decision.reason) == ("denied", "attempts_exceeded")
+
+
+def test_an_age_retake_after_passing_liveness_counts_as_an_attempt():
+    assert selfie(LIVE, Retake("Two faces."), attempts_so_far=0).retake_message == "Two faces."
+    assert selfie(LIVE, Retake("Two faces."), attempts_so_far=2).reason == "attempts_exceeded"
+
+
+def test_a_passing_selfie_on_the_last_attempt_is_still_decided_on_its_merits():
+    decision = selfie(LIVE, AgeEstimation(estimated_age=30.0, age_confidence=0.9), attempts_so_far=2)
+
+    assert decision.to_status == "approved"
+
+
+# --- document ---
+
+def test_document_holder_exactly_age_limit_today_is_approved_by_document():
+    decision = document(passport(datetime.date(2008, 11, 22)))
+
+    assert (decision.to_status, decision.reason) == ("approved", "document")
+    assert decision.results.document == {
+        "document_kind": "mrz_td3",
+        "birthdate": datetime.date(2008, 11, 22),
+        "true_age": 18,
+        "expiry_date": datetime.date(2030, 1, 1),
+    }
+
+
+def test_document_holder_one_day_short_of_age_limit_is_denied_underage():
+    decision = document(passport(datetime.date(2008, 11, 23)))
+
+    assert (decision.to_status, decision.reason) == ("denied", "underage_document")
+    assert decision.results.document["true_age"] == 17
+
+
+def test_document_expiring_today_is_still_valid_and_expired_yesterday_is_denied():
+    adult = datetime.date(1990, 5, 1)
+
+    assert document(passport(adult, expiry=TODAY)).to_status == "approved"
+    expired = document(passport(adult, expiry=TODAY - datetime.timedelta(days=1)))
+    assert (expired.to_status, expired.reason) == ("denied", "document_expired")
+
+
+def test_document_without_expiry_date_is_judged_on_age():
+    assert document(passport(datetime.date(1990, 5, 1), expiry=None)).reason == "document"
+
+
+def test_document_failing_its_check_digits_is_denied_invalid_and_stores_nothing_read_from_it():
+    decision = document(passport(datetime.date(1990, 5, 1), valid=False))
+
+    assert (decision.to_status, decision.reason) == ("denied", "document_invalid")
+    assert decision.results is None
+
+
+def test_invalid_document_is_denied_even_when_also_expired():
+    data = passport(datetime.date(1990, 5, 1), expiry=datetime.date(2000, 1, 1), valid=False)
+
+    assert document(data).reason == "document_invalid"
+
+
+@pytest.mark.parametrize("attempts_so_far", [0, 1])
+def test_unreadable_document_before_the_third_attempt_stays_on_the_document_step(attempts_so_far):
+    decision = document(Retake("Hold the photo page flat."), attempts_so_far=attempts_so_far)
+
+    assert (decision.to_status, decision.retake_message) == ("requires_doc", "Hold the photo page flat.")
+
+
+def test_third_unreadable_document_denies_as_attempts_exceeded():
+    decision = document(Retake("Hold the photo page flat."), attempts_so_far=2)
+
+    assert (decision.to_status, decision.reason) == ("denied", "attempts_exceeded")

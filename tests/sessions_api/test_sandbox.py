@@ -1,0 +1,175 @@
+"""POST /v1/test/sessions/{id}/advance: test keys drive a sandbox session through the real state machine."""
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from sessions_api.models import SessionEvent
+from webhooks.models import WebhookDelivery
+
+
+def advance(client, session_id, to, **extra):
+    return client.post(f"/v1/test/sessions/{session_id}/advance", {"to": to, **extra})
+
+
+def history(session_id):
+    return [(e.from_status, e.to_status) for e in SessionEvent.objects.filter(session_id=session_id)]
+
+
+def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plausible_numbers(sandbox_api):
+    session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
+
+    response = advance(sandbox_api, session_id, "approved")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body == sandbox_api.get(f"/v1/sessions/{session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
+    assert body["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 30.0, "ageConfidence": 0.91}
+    assert body["liveness"] == {"isLive": True, "livenessScore": 0.97}
+    assert body["validateDoc"] is None
+    assert history(session_id) == [("initiated", "processing"), ("processing", "approved")]
+
+
+def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
+    session_id = sandbox_api.create_session(age_limit=21)["sessionId"]
+
+    first = advance(sandbox_api, session_id, "requires_doc").json()
+    body = advance(sandbox_api, session_id, "approved").json()
+
+    assert first["session"]["status"] == "requires_doc"
+    assert first["ageEstimation"] == {"ageLimit": 21, "estimatedAge": 22.0, "ageConfidence": 0.42}
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
+    assert body["validateDoc"]["trueAge"] == 28
+    birthdate = datetime.date.fromisoformat(body["validateDoc"]["birthdate"][:10])
+    today = timezone.now().date()
+    age = today.year - birthdate.year - ((today.month, today.day) < (birthdate.month, birthdate.day))
+    assert age == 28
+    assert body["validateDoc"]["birthdate"].endswith("T00:00:00.000Z")
+    assert history(session_id) == [
+        ("initiated", "processing"), ("processing", "requires_doc"),
+        ("requires_doc", "processing"), ("processing", "approved"),
+    ]
+
+
+def test_denying_at_the_document_step_is_underage_document(sandbox_api):
+    session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
+    advance(sandbox_api, session_id, "requires_doc")
+    advance(sandbox_api, session_id, "processing")
+
+    body = advance(sandbox_api, session_id, "denied").json()
+
+    assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
+    assert body["validateDoc"]["trueAge"] == 16
+
+
+def test_denying_at_the_selfie_step_is_liveness_failed(sandbox_api):
+    session_id = sandbox_api.create_session()["sessionId"]
+
+    body = advance(sandbox_api, session_id, "denied").json()
+
+    assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "liveness_failed")
+    assert body["liveness"] == {"isLive": False, "livenessScore": 0.12}
+    assert body["ageEstimation"] is None
+
+
+def test_processing_then_a_decision_is_two_calls(sandbox_api):
+    session_id = sandbox_api.create_session()["sessionId"]
+
+    assert advance(sandbox_api, session_id, "processing").json()["session"]["status"] == "processing"
+    assert advance(sandbox_api, session_id, "approved").json()["session"]["reason"] == "age_estimation"
+
+
+def test_a_final_session_cannot_be_advanced_again(sandbox_api):
+    session_id = sandbox_api.create_session()["sessionId"]
+    advance(sandbox_api, session_id, "approved")
+
+    response = advance(sandbox_api, session_id, "denied")
+
+    assert response.status_code == 409
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "invalid_transition"
+    assert sandbox_api.get(f"/v1/sessions/{session_id}").json()["session"]["status"] == "approved"
+
+
+@pytest.mark.parametrize("status_now,to", [("processing", "processing"), ("requires_doc", "requires_doc")])
+def test_advancing_to_the_current_open_status_is_a_conflict(sandbox_api, status_now, to):
+    session_id = sandbox_api.create_session()["sessionId"]
+    advance(sandbox_api, session_id, status_now)
+
+    assert advance(sandbox_api, session_id, to).status_code == 409
+
+
+def test_final_advance_sends_the_completed_webhook_through_the_outbox(sandbox_api):
+    session_id = sandbox_api.create_session(notification_url="https://partner.example.com/hooks")["sessionId"]
+
+    advance(sandbox_api, session_id, "approved")
+
+    deliveries = WebhookDelivery.objects.filter(subject_ref=session_id)
+    assert deliveries.count() == 1
+    assert '"status":"approved"' in deliveries.get().payload
+
+
+def test_a_live_key_gets_404_even_for_its_own_session(api, sandbox_api):
+    live_id = api.create_session()["sessionId"]
+    test_id = sandbox_api.create_session()["sessionId"]
+
+    for session_id in (live_id, test_id):
+        response = advance(api, session_id, "approved")
+        assert response.status_code == 404
+        assert response["Content-Type"] == "application/problem+json"
+    assert api.get(f"/v1/sessions/{live_id}").json()["session"]["status"] == "initiated"
+
+
+def test_a_test_key_cannot_advance_a_live_session_of_its_tenant(api, sandbox_api):
+    live_id = api.create_session()["sessionId"]
+
+    response = advance(sandbox_api, live_id, "approved")
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "session_not_found"
+    assert api.get(f"/v1/sessions/{live_id}").json()["session"]["status"] == "initiated"
+
+
+def test_unknown_session_is_404(sandbox_api):
+    assert advance(sandbox_api, "ses_01JDOESNOTEXIST0000000000000", "approved").json()["code"] == "session_not_found"
+
+
+@pytest.mark.parametrize("body,field,code", [
+    ({"to": "initiated"}, "to", "invalid_value"),
+    ({"to": "APPROVED"}, "to", "invalid_value"),
+    ({"to": 3}, "to", "invalid_type"),
+    ({}, "to", "required"),
+    ({"to": "approved", "reason": "document"}, "reason", "unknown_field"),
+])
+def test_bad_target_is_a_validation_error(sandbox_api, body, field, code):
+    session_id = sandbox_api.create_session()["sessionId"]
+
+    response = sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", body)
+
+    assert response.status_code == 400
+    problem = response.json()
+    assert problem["code"] == "validation_error"
+    assert {"field": field, "code": code} in [{"field": e["field"], "code": e["code"]} for e in problem["errors"]]
+    assert sandbox_api.get(f"/v1/sessions/{session_id}").json()["session"]["status"] == "initiated"
+
+
+def test_advance_needs_a_key_and_json(sandbox_api, anonymous_api):
+    session_id = sandbox_api.create_session()["sessionId"]
+
+    assert advance(anonymous_api, session_id, "approved").status_code == 401
+    assert sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", raw="to=approved",
+                            content_type="application/x-www-form-urlencoded").status_code == 415
+    assert sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", raw="{nope").json()["code"] == "malformed_json"
+
+
+def test_an_expired_sandbox_session_cannot_be_advanced(sandbox_api):
+    from sessions_api.models import VerificationSession
+
+    session_id = sandbox_api.create_session()["sessionId"]
+    VerificationSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - datetime.timedelta(seconds=1))
+
+    response = advance(sandbox_api, session_id, "approved")
+
+    assert response.status_code == 409
+    assert sandbox_api.get(f"/v1/sessions/{session_id}").json()["session"]["reason"] == "expired"

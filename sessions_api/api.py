@@ -1,4 +1,5 @@
 """The partner REST API: POST /v1/sessions and GET /v1/sessions/{id} (spec section 4)."""
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -6,11 +7,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
-from .idempotency import idempotent
-from .problems import ApiProblem
+from .idempotency import REPLAYED_HEADER, idempotent
+from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .rate_limit import ApiKeyRateThrottle
 from .selectors import SessionNotFound, session_get_for_tenant
 from .serializers import (
+    ProblemSerializer,
     SessionCreatedOutputSerializer,
     SessionCreateInputSerializer,
     SessionCreateResponseSerializer,
@@ -19,9 +21,45 @@ from .serializers import (
 )
 from .services import session_create
 
-PROBLEM = OpenApiResponse(OpenApiTypes.OBJECT, description="RFC 9457 problem details (application/problem+json)")
-API_KEY_PARAM = OpenApiParameter("X-API-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True,
-                                 description="The tenant's secret API key (av_live_... or av_test_...)")
+
+def response_headers(success: int) -> list[OpenApiParameter]:
+    """The response headers of CONTRACT 2; the rate limit ones come with every answer to a known key."""
+    limited = [success, 404, 409, 413, 415, 422, 429] if success == 201 else [success, 404, 429]
+    return [
+        OpenApiParameter("X-Request-Id", OpenApiTypes.STR, OpenApiParameter.HEADER, response=True,
+                         description="Echo of a valid incoming X-Request-Id, else generated; quote it to support."),
+        OpenApiParameter("RateLimit-Limit", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
+                         description="Size of this API key's token bucket (its burst)."),
+        OpenApiParameter("RateLimit-Remaining", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
+                         description="Requests left in the bucket now."),
+        OpenApiParameter("RateLimit-Reset", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
+                         description="Seconds until the bucket is full again."),
+        OpenApiParameter("Retry-After", OpenApiTypes.INT, OpenApiParameter.HEADER, response=[429, 503],
+                         description="Seconds to wait before retrying."),
+    ]
+
+
+def problems(*statuses: int) -> dict:
+    """The documented error responses of an operation, all RFC 9457 bodies."""
+    return {
+        (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemSerializer, description="RFC 9457 problem details")
+        for code in statuses
+    }
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    """Documents the `X-API-Key` header as the API's security scheme."""
+
+    target_class = "tenants.authentication.ApiKeyAuthentication"
+    name = "ApiKeyAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "X-API-Key",
+            "description": "The tenant's secret API key: av_live_... (live) or av_test_... (sandbox).",
+        }
 
 
 class ApiView(APIView):
@@ -42,8 +80,9 @@ class ApiView(APIView):
         return response
 
 
-def session_not_found(session_id: str) -> ApiProblem:
-    return ApiProblem(status_code=404, code="session_not_found", detail=f"No session with id {session_id!r}.")
+def session_not_found() -> ApiProblem:
+    # The same body for an unknown id and another tenant's id: nothing tells them apart (CONTRACT 2).
+    return ApiProblem(status_code=404, code="session_not_found", detail="No session with this id.")
 
 
 class SessionCreateApi(ApiView):
@@ -52,14 +91,20 @@ class SessionCreateApi(ApiView):
     @extend_schema(
         operation_id="sessions_create",
         summary="Create a verification session",
+        description=(
+            "Creates a session in status `initiated` for one of your users. The response carries, once only, "
+            "the `sessionToken`, its `signature` and the `verificationUrl` of the hosted flow."
+        ),
         parameters=[
-            API_KEY_PARAM,
             OpenApiParameter(IDEMPOTENCY_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER,
-                             description="Replays the first response for 24 h when the same body is sent again."),
+                             description="1 to 255 characters. The same key with the same body within 24 h replays "
+                                         "the first response (header Idempotent-Replayed: true)."),
+            OpenApiParameter(REPLAYED_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, response=[201],
+                             enum=["true"], description="Present when this is a replay of an earlier response."),
+            *response_headers(201),
         ],
         request=SessionCreateInputSerializer,
-        responses={201: SessionCreateResponseSerializer, 400: PROBLEM, 401: PROBLEM, 403: PROBLEM, 409: PROBLEM,
-                   413: PROBLEM, 415: PROBLEM, 422: PROBLEM, 429: PROBLEM, 503: PROBLEM},
+        responses={201: SessionCreateResponseSerializer, **problems(400, 401, 403, 409, 413, 415, 422, 429, 503)},
     )
     def post(self, request):
         if request.content_type.split(";")[0].strip().lower() != "application/json":
@@ -67,8 +112,7 @@ class SessionCreateApi(ApiView):
                              detail="Send the body as JSON with Content-Type: application/json.")
         if request.stream is None:
             raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
-        client = request.user
-        return idempotent(request, client.tenant, lambda: self._create(request))
+        return idempotent(request, request.user.tenant, lambda: self._create(request))
 
     def _create(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -82,13 +126,16 @@ class SessionDetailApi(ApiView):
     @extend_schema(
         operation_id="sessions_retrieve",
         summary="Read a session, its status and its results",
-        parameters=[API_KEY_PARAM],
-        responses={200: SessionReadResponseSerializer, 401: PROBLEM, 403: PROBLEM, 404: PROBLEM, 429: PROBLEM,
-                   503: PROBLEM},
+        description=(
+            "`ageEstimation`, `liveness` and `validateDoc` are always present, each `null` until that check "
+            "has produced a result."
+        ),
+        parameters=response_headers(200),
+        responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 429, 503)},
     )
     def get(self, request, session_id: str):
         try:
             session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id)
         except SessionNotFound:
-            raise session_not_found(session_id)
+            raise session_not_found()
         return Response(session_read_representation(session))

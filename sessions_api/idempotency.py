@@ -18,17 +18,19 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_MAX_LENGTH = 255
 
 
-def request_fingerprint(method: str, path: str, data) -> str:
-    canonical = json.dumps([method, path, data], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def request_fingerprint(method: str, path: str, data, mode: str = "") -> str:
+    # ASCII escapes keep a body with lone surrogates (valid JSON escapes, not valid UTF-8) hashable. The
+    # key's mode is part of it so a sandbox call never replays a live session, or the other way round.
+    canonical = json.dumps([method, path, mode, data], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _validate_key(key: str) -> None:
     if not 1 <= len(key) <= KEY_MAX_LENGTH or not key.isprintable():
+        message = f"must be 1 to {KEY_MAX_LENGTH} printable characters"
         raise ApiProblem(
-            status_code=400, code="validation_error",
-            detail=f"{HEADER} must be 1 to {KEY_MAX_LENGTH} printable characters",
-            errors=[{"field": HEADER, "code": "out_of_range", "message": f"must be 1 to {KEY_MAX_LENGTH} printable characters"}],
+            status_code=400, code="validation_error", detail=f"{HEADER} {message}",
+            errors=[{"field": HEADER, "code": "out_of_range", "message": message}],
         )
 
 
@@ -52,7 +54,7 @@ def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Re
                 detail=f"This {HEADER} was already used with a different request body.",
             )
         if record.response_status is not None:
-            return Response(record.response_body, status=record.response_status, headers={REPLAYED_HEADER: "true"})
+            return Response(_stored_body(record), status=record.response_status, headers={REPLAYED_HEADER: "true"})
         if record.created_at < now - settings.IDEMPOTENCY_LOCK_TIMEOUT:
             # The first request's process died mid-way; its transaction rolled back, so redo the work.
             taken = IdempotencyRecord.objects.filter(pk=record.pk, created_at=record.created_at).update(created_at=now)
@@ -66,21 +68,28 @@ def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Re
     raise ApiProblem(status_code=409, code="idempotency_key_in_use", detail="Retry shortly.")
 
 
+def _stored_body(record: IdempotencyRecord):
+    body = record.response_body
+    return json.loads(body) if isinstance(body, str) else body
+
+
 def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Response:
     """Run `handler` at most once per key; its effects and the stored response commit together."""
     key = request.headers.get(HEADER)
     if key is None:
         return handler()
     _validate_key(key)
-    claimed = _claim(tenant, key, request_fingerprint(request.method, request.path, request.data))
+    mode = getattr(request.auth, "mode", "")
+    claimed = _claim(tenant, key, request_fingerprint(request.method, request.path, request.data, mode))
     if isinstance(claimed, Response):
         return claimed
     try:
         with transaction.atomic():
             response = handler()
             if 200 <= response.status_code < 300:
+                # Kept as JSON text: a jsonb object would come back with its keys reordered.
                 IdempotencyRecord.objects.filter(pk=claimed.pk).update(
-                    response_status=response.status_code, response_body=response.data
+                    response_status=response.status_code, response_body=json.dumps(response.data)
                 )
                 return response
     except BaseException:

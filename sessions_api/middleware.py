@@ -9,8 +9,16 @@ from .problems import internal_error, is_backend_outage, problem_response, servi
 logger = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-Id"
-_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+_VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 API_PREFIX = "/v1/"
+# Django's own 4xx answers (before or outside DRF) and the problem each becomes.
+_DJANGO_ANSWERS = {
+    400: ("bad_request", "The request could not be understood."),
+    403: ("forbidden", "The request is not allowed."),
+    404: ("not_found", "No such endpoint."),
+    405: ("method_not_allowed", "Method not allowed."),
+    413: ("payload_too_large", "The request body is too large."),
+}
 
 
 class RequestIdMiddleware:
@@ -19,7 +27,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
-        request.request_id = incoming if _VALID_REQUEST_ID.match(incoming) else prefixed_ulid("req")
+        request.request_id = incoming if _VALID_REQUEST_ID.fullmatch(incoming) else prefixed_ulid("req")
         response = self.get_response(request)
         response[REQUEST_ID_HEADER] = request.request_id
         return response
@@ -37,12 +45,12 @@ class ApiProblemMiddleware:
             ("application/problem+json", "application/json", "application/vnd.oai")
         ):
             return response
-        if response.status_code == 404:
-            return problem_response(request, status_code=404, code="not_found", detail="No such endpoint.")
-        if response.status_code == 405:
-            return problem_response(request, status_code=405, code="method_not_allowed", detail="Method not allowed.")
-        if response.status_code == 400:
-            return problem_response(request, status_code=400, code="bad_request", detail="The request could not be understood.")
+        if 400 <= response.status_code < 500:
+            code, detail = _DJANGO_ANSWERS.get(response.status_code, ("bad_request", "The request was refused."))
+            problem = problem_response(request, status_code=response.status_code, code=code, detail=detail)
+            if response.has_header("Allow"):
+                problem["Allow"] = response["Allow"]
+            return problem
         if response.status_code >= 500:
             return internal_error(request)
         return response

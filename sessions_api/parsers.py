@@ -17,6 +17,11 @@ class StrictJSONParser(BaseParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         limit = settings.API_MAX_BODY_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH", "") if request is not None else ""
+        # A declared size over the cap is refused before reading (and waiting for) any of it.
+        if declared.isdigit() and int(declared) > limit:
+            raise PayloadTooLarge(limit)
         raw = stream.read(limit + 1)
         if len(raw) > limit:
             raise PayloadTooLarge(limit)

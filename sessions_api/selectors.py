@@ -1,8 +1,14 @@
 """Reads on sessions: a tenant's session by id, expired on read when its time is up."""
+import re
+
 from tenants.models import Tenant
 
 from .models import VerificationSession
 from .state_machine import session_expire_if_due
+
+# `ses_` + a ULID (CONTRACT 1). Anything else cannot be a session and is answered without a query,
+# so a NUL byte (which PostgreSQL refuses in text) or a megabyte of path never reaches the database.
+_SESSION_ID = re.compile(r"ses_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 class SessionNotFound(Exception):
@@ -11,6 +17,8 @@ class SessionNotFound(Exception):
 
 def session_get_for_tenant(*, tenant: Tenant, session_id: str) -> VerificationSession:
     """The session, with its results; another tenant's session is indistinguishable from an unknown id."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise SessionNotFound(session_id)
     session = (
         VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
         .filter(tenant=tenant, pk=session_id)

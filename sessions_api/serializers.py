@@ -6,13 +6,14 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from webhooks.egress import host_is_forbidden
 
 from .flow_link import flow_signature_for, verification_url
-from .models import VerificationSession
+from .models import Mode, Reason, Status, VerificationSession
 from .timestamps import iso_ms
 
 AGE_LIMIT_MIN = 10
@@ -23,6 +24,13 @@ _LOOPBACK_NAMES = ("localhost",)
 _url_syntax = URLValidator(schemes=["http", "https"])
 
 
+def _has_unstorable_characters(text: str) -> bool:
+    # Control characters (NUL cannot even be stored by PostgreSQL) and lone surrogates, which JSON's
+    # \uD800 escapes can produce but UTF-8 cannot encode.
+    return any(unicodedata.category(char) in ("Cc", "Cs") for char in text)
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": SUBJECT_MAX_LENGTH})
 class StrictStringField(serializers.Field):
     """A JSON string, 1..max_length characters, without control characters. Numbers are not coerced."""
 
@@ -35,14 +43,15 @@ class StrictStringField(serializers.Field):
             raise ValidationError("must be a string", code="invalid_type")
         if not 1 <= len(data) <= self.max_length:
             raise ValidationError(f"must be 1 to {self.max_length} characters long", code="out_of_range")
-        if any(unicodedata.category(char) == "Cc" for char in data):
-            raise ValidationError("must not contain control characters", code="invalid_value")
+        if _has_unstorable_characters(data):
+            raise ValidationError("must not contain control characters or lone surrogates", code="invalid_value")
         return data
 
     def to_representation(self, value):
         return value
 
 
+@extend_schema_field({"type": "integer", "minimum": AGE_LIMIT_MIN, "maximum": AGE_LIMIT_MAX})
 class StrictIntegerField(serializers.Field):
     """A JSON number with an integral value (18 or 18.0); strings, booleans and fractions are refused."""
 
@@ -73,6 +82,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+@extend_schema_field({"type": "string", "format": "uri", "maxLength": URL_MAX_LENGTH, "nullable": True})
 class StrictUrlField(serializers.Field):
     """An absolute http(s) URL; `https_only` and `public_host` tighten it for webhook targets."""
 
@@ -87,6 +97,8 @@ class StrictUrlField(serializers.Field):
             raise ValidationError("must be a string holding an absolute URL", code="invalid_type")
         if len(data) > URL_MAX_LENGTH:
             raise ValidationError(f"must be at most {URL_MAX_LENGTH} characters", code="out_of_range")
+        if _has_unstorable_characters(data):
+            raise ValidationError("must be an absolute http or https URL", code="invalid_url")
         try:
             _url_syntax(data)
         except DjangoValidationError:
@@ -135,27 +147,39 @@ class SessionCreateInputSerializer(serializers.Serializer):
         return validated
 
 
+@extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-22T10:15:30.123Z"})
 class TimestampField(serializers.Field):
+    """ISO 8601 UTC with milliseconds and `Z` (CONTRACT 2)."""
+
     def to_representation(self, value):
         return iso_ms(value)
+
+
+@extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+class OptionalUrlOutputField(serializers.Field):
+    """An echoed URL: always present, `null` when the partner did not send one."""
+
+    def to_representation(self, value):
+        return value or None
 
 
 class SessionOutputSerializer(serializers.Serializer):
     """The `session` object (spec 2.2) plus the contract's extra fields."""
 
     sessionId = serializers.CharField(source="id")
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=Status.choices)
     subject = serializers.CharField()
     ageLimit = serializers.IntegerField(source="age_limit")
-    mode = serializers.CharField()
+    mode = serializers.ChoiceField(choices=Mode.choices)
     reason = serializers.SerializerMethodField()
     expiresAt = TimestampField(source="expires_at")
-    callbackUrl = StrictUrlField(source="callback_url")
-    cancelUrl = StrictUrlField(source="cancel_url")
-    notificationUrl = StrictUrlField(source="notification_url")
+    callbackUrl = OptionalUrlOutputField(source="callback_url")
+    cancelUrl = OptionalUrlOutputField(source="cancel_url")
+    notificationUrl = OptionalUrlOutputField(source="notification_url")
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
+    @extend_schema_field({"type": "string", "enum": Reason.values, "nullable": True})
     def get_reason(self, session) -> str | None:
         return session.reason or None
 
@@ -201,8 +225,10 @@ class ValidateDocOutputSerializer(serializers.Serializer):
     trueAge = serializers.IntegerField(source="true_age")
     birthdate = serializers.SerializerMethodField()
 
+    @extend_schema_field({"type": "string", "format": "date-time", "example": "2004-05-17T00:00:00.000Z"})
     def get_birthdate(self, result) -> str:
-        return result.birthdate.strftime("%Y-%m-%dT00:00:00.000Z")
+        # isoformat() pads the year to four digits, which strftime("%Y") does not on Linux.
+        return f"{result.birthdate.isoformat()}T00:00:00.000Z"
 
 
 class SessionCreateResponseSerializer(serializers.Serializer):
@@ -214,6 +240,24 @@ class SessionReadResponseSerializer(serializers.Serializer):
     ageEstimation = AgeEstimationOutputSerializer(allow_null=True)
     liveness = LivenessOutputSerializer(allow_null=True)
     validateDoc = ValidateDocOutputSerializer(allow_null=True)
+
+
+class ProblemFieldErrorSerializer(serializers.Serializer):
+    field = serializers.CharField(allow_null=True)
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details (`application/problem+json`): the body of every error; documentation only."""
+
+    type = serializers.URLField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    detail = serializers.CharField()
+    errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="Present on validation errors.")
+    requestId = serializers.CharField()
 
 
 def _related_or_none(session: VerificationSession, name: str):

@@ -26,7 +26,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     username = factory.Sequence(lambda n: f"staff{n}")
     email = factory.LazyAttribute(lambda user: f"{user.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", "correct horse battery staple")
+    password = factory.django.Password("correct horse battery staple")
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

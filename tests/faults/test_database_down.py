@@ -1,0 +1,95 @@
+"""Database unreachable (CONTRACT 2): the API answers 503 service_unavailable with Retry-After, never a 500 page.
+
+The machine's PostgreSQL is shared and stays up: this test points its own connection at a closed port
+(127.0.0.1:1), which fails the way a database that went away does, then restores it.
+"""
+import logging
+from contextlib import contextmanager
+
+import pytest
+from django.db import connection
+
+from sessions_api.models import VerificationSession, new_session_id
+from tests.conftest import ApiClient
+from tests.sessions_api.assertions import assert_problem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@contextmanager
+def database_unreachable():
+    saved = dict(connection.settings_dict)
+    connection.close()
+    connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+
+
+def test_creating_a_session_with_the_database_down_is_503_with_retry_after(onboarded, caplog):
+    client = ApiClient(onboarded.live_key)
+
+    with database_unreachable(), caplog.at_level(logging.WARNING):
+        response = client.post("/v1/sessions", {"subject": "user-42", "age_limit": 18})
+
+    assert_problem(response, 503, "service_unavailable")
+    assert int(response["Retry-After"]) > 0
+    assert "backend unavailable" in caplog.text
+
+
+def test_reading_a_session_with_the_database_down_is_503_with_retry_after(onboarded):
+    client = ApiClient(onboarded.live_key)
+    session_id = client.create_session()["sessionId"]
+
+    with database_unreachable():
+        response = client.get(f"/v1/sessions/{session_id}")
+
+    assert_problem(response, 503, "service_unavailable")
+    assert int(response["Retry-After"]) > 0
+
+
+def test_an_idempotent_post_with_the_database_down_is_503(onboarded):
+    client = ApiClient(onboarded.live_key)
+
+    with database_unreachable():
+        response = client.post("/v1/sessions", {"subject": "u", "age_limit": 18}, headers={"Idempotency-Key": "k1"})
+
+    assert_problem(response, 503, "service_unavailable")
+
+
+def test_the_api_answers_again_once_the_database_is_back(onboarded):
+    client = ApiClient(onboarded.live_key)
+    with database_unreachable():
+        assert client.get(f"/v1/sessions/{new_session_id()}").status_code == 503
+
+    session = client.create_session()
+
+    assert VerificationSession.objects.filter(pk=session["sessionId"]).exists()
+    assert client.get(f"/v1/sessions/{session['sessionId']}").status_code == 200
+
+
+def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
+    # Authentication succeeds on a live connection; the write that follows finds the server gone.
+    from sessions_api import api as api_module
+
+    real_create = api_module.session_create
+
+    def create_after_outage(**kwargs):
+        connection.close()
+        connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(api_module, "session_create", create_after_outage)
+    client = ApiClient(onboarded.live_key)
+    saved = dict(connection.settings_dict)
+    try:
+        response = client.post("/v1/sessions", {"subject": "user-42", "age_limit": 18})
+    finally:
+        connection.close()
+        connection.settings_dict.update(saved)
+
+    assert_problem(response, 503, "service_unavailable")
+    assert not VerificationSession.objects.exists()

@@ -1,0 +1,199 @@
+"""POST /v1/sessions: 201 with the spec's session object, its token, signature and flow link (spec 2.2, CONTRACT 2)."""
+import base64
+import hashlib
+import hmac
+import re
+from datetime import datetime, timedelta, timezone
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.conf import settings
+
+from sessions_api.models import VerificationSession
+from tests.conftest import ApiClient
+
+ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+SESSION_ID = re.compile(r"^ses_[0-9A-HJKMNP-TV-Z]{26}$")
+CREATED_SESSION_KEYS = {
+    # spec 2.2
+    "sessionId", "status", "subject", "sessionToken", "signature", "expiresAt", "callbackUrl", "cancelUrl",
+    "notificationUrl",
+    # CONTRACT 2 extras
+    "createdAt", "updatedAt", "ageLimit", "reason", "verificationUrl", "mode",
+}
+FULL_BODY = {
+    "subject": "user-42",
+    "age_limit": 18,
+    "callback_url": "https://shop.example.com/verified",
+    "cancel_url": "https://shop.example.com/cancelled",
+    "notification_url": "https://shop.example.com/hooks/ageverify",
+}
+
+
+def _parse_iso_ms(value: str) -> datetime:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def test_creating_a_session_answers_201_with_the_session_object_only(api):
+    response = api.post("/v1/sessions", FULL_BODY)
+
+    assert response.status_code == 201
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"session"}
+    session = body["session"]
+    assert set(session) == CREATED_SESSION_KEYS
+    assert SESSION_ID.match(session["sessionId"])
+    assert session["status"] == "initiated"
+    assert session["subject"] == "user-42"
+    assert session["ageLimit"] == 18
+    assert session["callbackUrl"] == FULL_BODY["callback_url"]
+    assert session["cancelUrl"] == FULL_BODY["cancel_url"]
+    assert session["notificationUrl"] == FULL_BODY["notification_url"]
+    assert session["reason"] is None
+    assert session["mode"] == "live"
+
+
+def test_the_session_is_stored_for_the_calling_tenant(api, onboarded):
+    session = api.create_session(**{k: v for k, v in FULL_BODY.items() if k not in ("subject", "age_limit")})
+
+    stored = VerificationSession.objects.get(pk=session["sessionId"])
+    assert stored.tenant_id == onboarded.tenant.id
+    assert stored.status == "initiated"
+    assert stored.notification_url == FULL_BODY["notification_url"]
+
+
+def test_timestamps_are_utc_with_milliseconds_and_z(api):
+    session = api.create_session()
+
+    for name in ("expiresAt", "createdAt", "updatedAt"):
+        assert ISO_MS_Z.match(session[name]), (name, session[name])
+
+
+def test_expires_at_is_creation_plus_the_tenant_session_ttl(api, onboarded):
+    onboarded.tenant.session_ttl_seconds = 600
+    onboarded.tenant.save()
+
+    session = api.create_session()
+
+    lifetime = _parse_iso_ms(session["expiresAt"]) - _parse_iso_ms(session["createdAt"])
+    assert timedelta(seconds=599) <= lifetime <= timedelta(seconds=601)
+
+
+def test_default_session_lifetime_is_sixty_minutes(api):
+    session = api.create_session()
+
+    remaining = _parse_iso_ms(session["expiresAt"]) - datetime.now(timezone.utc)
+    assert timedelta(minutes=59) < remaining <= timedelta(minutes=60)
+
+
+def test_session_token_is_43_url_safe_characters_and_only_its_hash_is_stored(api):
+    session = api.create_session()
+
+    token = session["sessionToken"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token)
+    stored = VerificationSession.objects.get(pk=session["sessionId"])
+    assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token not in {str(value) for value in stored.__dict__.values()}
+
+
+def test_signature_is_base64url_hmac_sha256_of_id_token_expiry_and_tenant(api, onboarded):
+    session = api.create_session()
+
+    message = f"{session['sessionId']}.{session['sessionToken']}.{session['expiresAt']}.{onboarded.tenant.id}"
+    digest = hmac.new(settings.FLOW_SIGNING_KEY.encode(), message.encode(), hashlib.sha256).digest()
+    assert session["signature"] == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", session["signature"])
+
+
+def test_verification_url_is_the_signed_flow_start_link(api, onboarded):
+    session = api.create_session()
+
+    url = urlsplit(session["verificationUrl"])
+    assert f"{url.scheme}://{url.netloc}" == settings.PUBLIC_BASE_URL
+    assert url.path == "/flow/start"
+    query = {name: values[0] for name, values in parse_qs(url.query, strict_parsing=True).items()}
+    assert query == {
+        "tenant_id": onboarded.tenant.id,
+        "session_id": session["sessionId"],
+        "token": session["sessionToken"],
+        "signature": session["signature"],
+    }
+
+
+def test_every_session_gets_its_own_id_and_token(api):
+    first, second = api.create_session(), api.create_session()
+
+    assert first["sessionId"] != second["sessionId"]
+    assert first["sessionToken"] != second["sessionToken"]
+    assert first["signature"] != second["signature"]
+
+
+def test_optional_urls_absent_or_null_are_echoed_as_null(api):
+    absent = api.create_session()
+    explicit_null = api.create_session(callback_url=None, cancel_url=None, notification_url=None)
+
+    for session in (absent, explicit_null):
+        assert session["callbackUrl"] is None
+        assert session["cancelUrl"] is None
+        assert session["notificationUrl"] is None
+
+
+@pytest.mark.parametrize("age_limit", [10, 21, 18.0])
+def test_age_limit_accepts_integral_numbers_from_10_to_21(api, age_limit):
+    session = api.create_session(age_limit=age_limit)
+
+    assert session["ageLimit"] == int(age_limit)
+    assert isinstance(session["ageLimit"], int)
+
+
+def test_subject_of_255_characters_is_accepted(api):
+    subject = "ü" * 255
+
+    assert api.create_session(subject=subject)["subject"] == subject
+
+
+def test_a_test_key_creates_a_sandbox_session(sandbox_api):
+    assert sandbox_api.create_session()["mode"] == "test"
+
+
+def test_json_with_a_charset_parameter_is_accepted(api):
+    response = api.post("/v1/sessions", raw='{"subject": "u", "age_limit": 18}',
+                        content_type="application/json; charset=utf-8")
+
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize("url", ["http://localhost:3000/done", "http://127.0.0.1:8080/done", "http://[::1]/done"])
+def test_plain_http_callback_to_loopback_is_accepted_with_debug_off(api, url):
+    session = api.create_session(callback_url=url, cancel_url=url)
+
+    assert session["callbackUrl"] == url
+    assert session["cancelUrl"] == url
+
+
+def test_plain_http_callback_to_any_host_is_accepted_with_debug_on(api, settings):
+    settings.DEBUG = True
+
+    session = api.create_session(callback_url="http://shop.example.com/done")
+
+    assert session["callbackUrl"] == "http://shop.example.com/done"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://10.0.0.1/hook", "https://127.0.0.1:8443/hook", "https://localhost/hook", "https://[::1]/hook"]
+)
+def test_private_notification_targets_are_accepted_when_settings_allow_them(api, settings, url):
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+
+    assert api.create_session(notification_url=url)["notificationUrl"] == url
+
+
+def test_a_new_key_of_the_same_tenant_creates_sessions_for_that_tenant(onboarded):
+    from tenants.services import api_key_generate
+
+    second_key = api_key_generate(tenant=onboarded.tenant, mode="live", label="rotation").raw_key
+
+    session = ApiClient(second_key).create_session()
+
+    assert VerificationSession.objects.get(pk=session["sessionId"]).tenant_id == onboarded.tenant.id

@@ -1,0 +1,62 @@
+"""Property: whatever body reaches POST /v1/sessions, the answer is a 201 or an RFC 9457 4xx, never a 5xx."""
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .assertions import assert_problem
+
+FIELDS = ["subject", "age_limit", "callback_url", "cancel_url", "notification_url"]
+# Every code point, lone surrogates and NUL included: JSON escapes carry them all.
+any_text = st.text(st.characters(codec=None, categories=None), max_size=40)
+urls = st.one_of(
+    st.sampled_from(["https://shop.example.com/ok", "http://localhost/ok", "https://10.0.0.1/x", "https://[::1]/x",
+                     "http://shop.example.com/ok", "https://", "ftp://x.example/"]),
+    st.builds(lambda host, tail: f"https://{host}/{tail}", any_text, any_text),
+)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
+                    st.floats(allow_nan=False, allow_infinity=False), any_text, urls)
+json_values = st.recursive(
+    scalars, lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
+    max_leaves=12,
+)
+# Mostly the real field names, so bodies get past the shape checks and into each field's validation.
+near_valid_bodies = st.dictionaries(st.sampled_from(FIELDS) | any_text, json_values, max_size=7)
+bodies = st.one_of(near_valid_bodies, json_values)
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _assert_created_or_client_error(response):
+    if response.status_code == 201:
+        assert response.json()["session"]["status"] == "initiated"
+        return
+    assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
+    body = assert_problem(response, response.status_code, json.loads(response.content)["code"])
+    assert body["code"] in {"malformed_json", "validation_error", "payload_too_large", "rate_limited"}
+
+
+@FUZZ
+@given(body=bodies)
+def test_any_json_body_gets_a_201_or_a_problem_4xx(api, body):
+    _assert_created_or_client_error(api.post("/v1/sessions", raw=json.dumps(body)))
+
+
+@FUZZ
+@given(body=near_valid_bodies, key=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1,
+                                           max_size=20))
+def test_any_json_body_with_an_idempotency_key_gets_a_201_or_a_problem_4xx(api, body, key):
+    response = api.post("/v1/sessions", raw=json.dumps(body), headers={"Idempotency-Key": key})
+
+    if response.status_code == 422:
+        assert_problem(response, 422, "idempotency_key_reused")
+    else:
+        _assert_created_or_client_error(response)
+
+
+@FUZZ
+# An empty body is covered in test_errors.py (the test client drops its Content-Type).
+@given(raw=st.binary(min_size=1, max_size=300)
+       | st.binary(max_size=40).map(lambda tail: b'{"subject": "u", "age_limit": ' + tail))
+def test_any_bytes_get_a_201_or_a_problem_4xx(api, raw):
+    _assert_created_or_client_error(api.post("/v1/sessions", raw=raw))

@@ -1,0 +1,165 @@
+"""OpenAPI 3 at /v1/openapi.json matches what the API really answers; Swagger UI and Redoc use local assets only."""
+import json
+import re
+
+import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from drf_spectacular.validation import validate_schema
+
+from sessions_api.state_machine import Results, session_transition
+
+SPEC_SESSION_FIELDS = {"sessionId", "status", "subject", "sessionToken", "signature", "expiresAt", "callbackUrl",
+                       "cancelUrl", "notificationUrl"}
+
+
+@pytest.fixture
+def schema(anonymous_api):
+    response = anonymous_api.client.get("/v1/openapi.json")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.oai.openapi+json")
+    return json.loads(response.content)
+
+
+def _resolve(schema: dict, node: dict) -> dict:
+    """Follow `$ref`, and the `allOf: [$ref]` drf-spectacular uses for a nullable reference."""
+    while True:
+        if "$ref" in node:
+            node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+        elif "allOf" in node and len(node["allOf"]) == 1:
+            node = node["allOf"][0]
+        else:
+            return node
+
+
+def _response_schema(schema, path, method, status, media_type="application/json") -> dict:
+    content = schema["paths"][path][method]["responses"][str(status)]["content"]
+    return _resolve(schema, content[media_type]["schema"])
+
+
+def _properties(schema, node) -> dict:
+    return _resolve(schema, node)["properties"]
+
+
+def _with_all_results(session_id):
+    session_transition(session_id=session_id, to="processing", cause="selfie",
+                       results=Results(liveness={"is_live": True, "liveness_score": 0.9},
+                                       age_estimation={"estimated_age": 30.0, "age_confidence": 0.9}))
+    session_transition(session_id=session_id, to="requires_doc", cause="unsure")
+    session_transition(session_id=session_id, to="processing", cause="document")
+    session_transition(session_id=session_id, to="approved", reason="document", cause="document valid",
+                       results=Results(document={"document_kind": "passport", "birthdate": "2000-01-31",
+                                                 "true_age": 26}))
+
+
+def test_the_schema_is_valid_openapi_3(schema):
+    assert schema["openapi"].startswith("3.")
+    validate_schema(schema)
+
+
+def test_the_schema_documents_both_endpoints(schema):
+    assert {"/v1/sessions", "/v1/sessions/{session_id}"} <= set(schema["paths"])
+    assert "post" in schema["paths"]["/v1/sessions"]
+    assert "get" in schema["paths"]["/v1/sessions/{session_id}"]
+    assert not {"/v1/openapi.json", "/v1/docs", "/v1/redoc"} & set(schema["paths"])
+
+
+def test_the_schema_documents_the_x_api_key_header(schema):
+    schemes = schema["components"]["securitySchemes"]
+    (name, scheme), = schemes.items()
+    assert scheme == {**scheme, "type": "apiKey", "in": "header", "name": "X-API-Key"}
+    for path, method in (("/v1/sessions", "post"), ("/v1/sessions/{session_id}", "get")):
+        assert schema["paths"][path][method]["security"] == [{name: []}]
+
+
+def test_the_request_schema_is_the_spec_input(schema):
+    body = schema["paths"]["/v1/sessions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    request = _resolve(schema, body)
+
+    assert set(request["properties"]) == {"subject", "age_limit", "callback_url", "cancel_url", "notification_url"}
+    assert set(request["required"]) == {"subject", "age_limit"}
+    assert request["properties"]["age_limit"] == {"type": "integer", "minimum": 10, "maximum": 21}
+    assert request["properties"]["subject"]["type"] == "string"
+    assert request["properties"]["notification_url"]["format"] == "uri"
+
+
+def test_the_201_schema_has_exactly_the_keys_a_real_creation_returns(schema, api):
+    created = api.post("/v1/sessions", {"subject": "u", "age_limit": 18}).json()
+    response = _response_schema(schema, "/v1/sessions", "post", 201)
+
+    assert set(response["properties"]) == set(created) == {"session"}
+    session = _resolve(schema, response["properties"]["session"])
+    assert set(session["properties"]) == set(created["session"])
+    assert SPEC_SESSION_FIELDS <= set(session["required"])
+
+
+def test_the_200_schema_has_exactly_the_keys_a_real_read_returns(schema, api):
+    session_id = api.create_session()["sessionId"]
+    _with_all_results(session_id)
+    read = api.get(f"/v1/sessions/{session_id}").json()
+    response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
+
+    assert set(response["properties"]) == set(read) == {"session", "ageEstimation", "liveness", "validateDoc"}
+    assert set(response["required"]) == set(read)
+    for key in read:
+        assert set(_properties(schema, response["properties"][key])) == set(read[key]), key
+    for key in ("ageEstimation", "liveness", "validateDoc"):
+        assert response["properties"][key].get("nullable") is True, key
+    assert read["validateDoc"]["birthdate"] == "2000-01-31T00:00:00.000Z"
+
+
+def test_the_spec_types_of_the_result_fields_are_documented(schema):
+    response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
+    types = {key: {name: _resolve(schema, field).get("type") for name, field in
+                   _properties(schema, response["properties"][key]).items()}
+             for key in ("ageEstimation", "liveness", "validateDoc")}
+
+    assert types == {
+        "ageEstimation": {"ageLimit": "integer", "estimatedAge": "number", "ageConfidence": "number"},
+        "liveness": {"isLive": "boolean", "livenessScore": "number"},
+        "validateDoc": {"trueAge": "integer", "birthdate": "string"},
+    }
+
+
+def test_the_session_status_enum_is_the_spec_states(schema):
+    response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
+    status = _resolve(schema, _properties(schema, response["properties"]["session"])["status"])
+
+    assert set(status["enum"]) == {"initiated", "processing", "requires_doc", "approved", "denied"}
+
+
+def test_errors_are_documented_as_problem_details_with_the_keys_really_sent(schema, api):
+    real = api.post("/v1/sessions", {"age_limit": 9}).json()
+    post = schema["paths"]["/v1/sessions"]["post"]["responses"]
+    get = schema["paths"]["/v1/sessions/{session_id}"]["get"]["responses"]
+
+    for status in ("400", "401", "403", "409", "413", "415", "422", "429", "503"):
+        assert list(post[status]["content"]) == ["application/problem+json"], status
+    for status in ("401", "404", "429"):
+        assert list(get[status]["content"]) == ["application/problem+json"], status
+    problem = _response_schema(schema, "/v1/sessions", "post", 400, "application/problem+json")
+    assert set(problem["properties"]) == set(real)
+    error_item = _resolve(schema, problem["properties"]["errors"]["items"])
+    assert set(error_item["properties"]) == set(real["errors"][0])
+    assert "Retry-After" in post["429"]["headers"]
+
+
+def _asset_urls(html: str) -> list[str]:
+    return re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html)
+
+
+@pytest.mark.parametrize("path", ["/v1/docs", "/v1/redoc"])
+def test_the_docs_pages_load_only_assets_served_by_the_service(anonymous_api, path):
+    response = anonymous_api.client.get(path)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    urls = _asset_urls(html)
+    assert any(url.endswith(".js") for url in urls)
+    for url in urls:
+        assert not re.match(r"^(?:[a-z]+:)?//", url, re.IGNORECASE), url
+        if url.startswith(settings.STATIC_URL):
+            assert finders.find(url[len(settings.STATIC_URL):]), f"{url} is not a static file of the service"
+    assert not re.search(r"""@import\s+url\(\s*["']?(?:https?:)?//""", html)
+    assert "fonts.googleapis.com" not in html
+    assert "/v1/openapi.json" in html

@@ -1,0 +1,118 @@
+"""Per-API-key rate limit in the real Redis (CONTRACT 2): 429 rate_limited with Retry-After and RateLimit-* headers."""
+import time
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+
+from sessions_api import rate_limit
+from sessions_api.models import VerificationSession, new_session_id
+from tenants.services import api_key_generate
+from tests.conftest import ApiClient
+
+from .assertions import assert_problem
+
+
+@pytest.fixture
+def limited(onboarded):
+    """The tenant's keys may make 3 requests at once, then 1 per second."""
+    onboarded.tenant.rate_limit_per_second = 1
+    onboarded.tenant.rate_limit_burst = 3
+    onboarded.tenant.save()
+    return onboarded
+
+
+def _read(client, session_id):
+    return client.get(f"/v1/sessions/{session_id}")
+
+
+def test_a_key_gets_its_burst_then_429_with_retry_after(limited):
+    client = ApiClient(limited.live_key)
+    session_id = new_session_id()
+
+    answers = [_read(client, session_id) for _ in range(3)]
+    refused = _read(client, session_id)
+
+    assert [answer.status_code for answer in answers] == [404, 404, 404]
+    assert [answer["RateLimit-Limit"] for answer in answers] == ["3", "3", "3"]
+    assert [answer["RateLimit-Remaining"] for answer in answers] == ["2", "1", "0"]
+    assert_problem(refused, 429, "rate_limited")
+    assert refused["Retry-After"] == "1"
+    assert refused["RateLimit-Limit"] == "3"
+    assert refused["RateLimit-Remaining"] == "0"
+    assert 1 <= int(refused["RateLimit-Reset"]) <= 3
+
+
+def test_the_bucket_lives_in_redis(limited):
+    client = ApiClient(limited.live_key)
+    _read(client, new_session_id())
+
+    store = redis.Redis.from_url(django_settings.REDIS_URL)
+    key = f"ratelimit:key:{limited.tenant.api_keys.get(mode='live').pk}"
+    assert float(store.hget(key, "tokens")) == pytest.approx(2, abs=0.1)
+    assert 0 < store.pttl(key) <= 4000
+
+
+def test_a_rate_limited_post_creates_no_session(limited):
+    client = ApiClient(limited.live_key)
+    for _ in range(3):
+        client.create_session()
+
+    refused = client.post("/v1/sessions", {"subject": "user-42", "age_limit": 18})
+
+    assert_problem(refused, 429, "rate_limited")
+    assert VerificationSession.objects.count() == 3
+
+
+def test_another_key_of_the_same_tenant_has_its_own_bucket(limited):
+    first = ApiClient(limited.live_key)
+    second = ApiClient(api_key_generate(tenant=limited.tenant, mode="live", label="second").raw_key)
+    for _ in range(3):
+        _read(first, new_session_id())
+    assert _read(first, new_session_id()).status_code == 429
+
+    answer = _read(second, new_session_id())
+
+    assert answer.status_code == 404
+    assert answer["RateLimit-Remaining"] == "2"
+
+
+def test_the_bucket_refills_at_the_tenants_rate(onboarded):
+    onboarded.tenant.rate_limit_per_second = 5
+    onboarded.tenant.rate_limit_burst = 1
+    onboarded.tenant.save()
+    client = ApiClient(onboarded.live_key)
+
+    assert _read(client, new_session_id()).status_code == 404
+    assert _read(client, new_session_id()).status_code == 429
+    time.sleep(0.25)
+
+    assert _read(client, new_session_id()).status_code == 404
+
+
+def test_without_an_override_the_service_default_applies(api):
+    answer = _read(api, new_session_id())
+
+    assert answer["RateLimit-Limit"] == str(django_settings.API_RATE_LIMIT_BURST)
+    assert answer["RateLimit-Remaining"] == str(django_settings.API_RATE_LIMIT_BURST - 1)
+    assert answer["RateLimit-Reset"] == "1"
+
+
+def test_a_request_without_a_valid_key_uses_no_bucket(anonymous_api):
+    answer = _read(anonymous_api, new_session_id())
+
+    assert answer.status_code == 401
+    assert "RateLimit-Limit" not in answer
+
+
+def test_the_limiter_fails_open_when_redis_is_unreachable(api, settings, caplog):
+    rate_limit._redis_client.cache_clear()
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    try:
+        answers = [_read(api, new_session_id()) for _ in range(3)]
+    finally:
+        rate_limit._redis_client.cache_clear()
+
+    assert [answer.status_code for answer in answers] == [404, 404, 404]
+    assert "RateLimit-Limit" not in answers[0]
+    assert "rate limiter unavailable" in caplog.text

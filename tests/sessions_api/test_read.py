@@ -1,0 +1,148 @@
+"""GET /v1/sessions/{id}: the session, its three result objects, tenant isolation, and request ids (spec 2.3, 4.2)."""
+import re
+from datetime import date
+
+import pytest
+
+from sessions_api.models import new_session_id
+from sessions_api.state_machine import Results, session_cancel, session_transition
+from tenants.services import tenant_create
+from tests.conftest import ApiClient
+
+from .assertions import assert_problem
+
+READ_SESSION_KEYS = {
+    "sessionId", "status", "subject", "expiresAt", "callbackUrl", "cancelUrl", "notificationUrl",
+    "createdAt", "updatedAt", "ageLimit", "reason", "mode",
+}
+
+
+def test_reading_a_new_session_shows_it_initiated_with_every_result_null(api):
+    created = api.create_session(callback_url="https://shop.example.com/ok")
+
+    response = api.get(f"/v1/sessions/{created['sessionId']}")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert body == {"session": body["session"], "ageEstimation": None, "liveness": None, "validateDoc": None}
+    session = body["session"]
+    assert set(session) == READ_SESSION_KEYS
+    assert session["sessionId"] == created["sessionId"]
+    assert session["status"] == "initiated"
+    assert session["subject"] == "user-42"
+    assert session["callbackUrl"] == "https://shop.example.com/ok"
+    assert session["expiresAt"] == created["expiresAt"]
+
+
+def test_reading_never_returns_the_token_its_signature_or_the_flow_link(api):
+    created = api.create_session()
+
+    response = api.get(f"/v1/sessions/{created['sessionId']}")
+
+    assert created["sessionToken"].encode() not in response.content
+    assert created["signature"].encode() not in response.content
+    assert not {"sessionToken", "signature", "verificationUrl"} & set(response.json()["session"])
+
+
+def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
+    session_id = api.create_session(age_limit=18)["sessionId"]
+    session_transition(
+        session_id=session_id, to="processing", cause="selfie submitted",
+        results=Results(liveness={"is_live": True, "liveness_score": 0.97349},
+                        age_estimation={"estimated_age": 19.46, "age_confidence": 0.8123}),
+    )
+    session_transition(session_id=session_id, to="requires_doc", cause="face too close to the limit")
+
+    midway = api.get(f"/v1/sessions/{session_id}").json()
+
+    assert midway["session"]["status"] == "requires_doc"
+    assert midway["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 19.5, "ageConfidence": 0.812}
+    assert midway["liveness"] == {"isLive": True, "livenessScore": 0.973}
+    assert midway["validateDoc"] is None
+
+    session_transition(session_id=session_id, to="processing", cause="document submitted")
+    session_transition(
+        session_id=session_id, to="approved", reason="document", cause="document valid",
+        results=Results(document={"document_kind": "passport", "birthdate": date(2004, 5, 17), "true_age": 21,
+                                  "expiry_date": date(2031, 1, 1)}),
+    )
+
+    final = api.get(f"/v1/sessions/{session_id}").json()
+
+    assert final["session"]["status"] == "approved"
+    assert final["session"]["reason"] == "document"
+    assert final["validateDoc"] == {"trueAge": 21, "birthdate": "2004-05-17T00:00:00.000Z"}
+    assert isinstance(final["ageEstimation"]["ageLimit"], int)
+    assert isinstance(final["validateDoc"]["trueAge"], int)
+    assert isinstance(final["liveness"]["isLive"], bool)
+
+
+def test_a_denied_session_shows_its_reason(api):
+    session_id = api.create_session()["sessionId"]
+    session_cancel(session_id=session_id)
+
+    session = api.get(f"/v1/sessions/{session_id}").json()["session"]
+
+    assert (session["status"], session["reason"]) == ("denied", "cancelled")
+
+
+def test_another_tenants_session_is_a_404_identical_to_an_unknown_id(api, db):
+    other = tenant_create(name="Other Shop")
+    foreign_id = ApiClient(other.live_key).create_session()["sessionId"]
+    unknown_id = new_session_id()
+    same_request_id = {"X-Request-Id": "req-isolation-check"}
+
+    foreign = api.get(f"/v1/sessions/{foreign_id}", headers=same_request_id)
+    unknown = api.get(f"/v1/sessions/{unknown_id}", headers=same_request_id)
+
+    assert_problem(foreign, 404, "session_not_found")
+    assert_problem(unknown, 404, "session_not_found")
+    assert foreign.content == unknown.content
+    assert foreign_id.encode() not in foreign.content
+
+
+@pytest.mark.parametrize("session_id", ["nope", "ses_%00", "ses_" + "A" * 5000, "%F0%9F%98%80", "ses_%20%0A"])
+def test_ids_that_cannot_be_sessions_are_404_not_errors(api, session_id):
+    assert_problem(api.get(f"/v1/sessions/{session_id}"), 404, "session_not_found")
+
+
+def test_a_live_key_and_a_test_key_of_one_tenant_read_the_same_sessions(api, sandbox_api):
+    session_id = api.create_session()["sessionId"]
+
+    assert sandbox_api.get(f"/v1/sessions/{session_id}").status_code == 200
+
+
+def test_a_valid_incoming_request_id_is_echoed(api):
+    session_id = api.create_session()["sessionId"]
+
+    response = api.get(f"/v1/sessions/{session_id}", headers={"X-Request-Id": "partner-trace.42:abc-DEF_1"})
+
+    assert response["X-Request-Id"] == "partner-trace.42:abc-DEF_1"
+
+
+@pytest.mark.parametrize("incoming", ["", "has space", "x" * 129, "quote\"s", "<script>", "trailing-newline\n"])
+def test_an_invalid_incoming_request_id_is_replaced_by_a_generated_one(api, incoming):
+    response = api.get(f"/v1/sessions/{new_session_id()}", headers={"X-Request-Id": incoming})
+
+    assert re.fullmatch(r"req_[0-9A-HJKMNP-TV-Z]{26}", response["X-Request-Id"])
+    assert response.json()["requestId"] == response["X-Request-Id"]
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("post", "/v1/sessions"), ("get", "/v1/sessions/ses_x"), ("get", "/v1/nowhere"), ("get", "/v1/openapi.json"),
+     ("get", "/healthz"), ("get", "/admin/login/")],
+)
+def test_every_response_carries_a_request_id(anonymous_api, method, path):
+    response = getattr(anonymous_api.client, method)(path)
+
+    assert re.fullmatch(r"req_[0-9A-HJKMNP-TV-Z]{26}", response["X-Request-Id"])
+
+
+def test_each_response_gets_a_new_request_id(api):
+    session_id = api.create_session()["sessionId"]
+
+    ids = {api.get(f"/v1/sessions/{session_id}")["X-Request-Id"] for _ in range(3)}
+
+    assert len(ids) == 3

@@ -79,6 +79,11 @@ def celery_worker(transactional_db):
     app.control.purge()
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING") as worker:
         yield worker
+    # Workers reuse their database connection (CELERY_DB_REUSE_MAX); the stopped thread's one closes
+    # only when collected, and an open one would block dropping the test database at the end.
+    import gc
+
+    gc.collect()
 
 
 def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.05):

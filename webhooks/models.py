@@ -27,7 +27,12 @@ class WebhookDelivery(models.Model):
     subject_ref = models.CharField(max_length=100, blank=True, db_index=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempt_count = models.PositiveSmallIntegerField(default=0)
+    # When the next attempt is due; while an attempt is in flight, the end of its lease (see delivery.py).
     next_attempt_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
+    # Number of the first attempt of the current retry schedule: 1, or the first one after a manual re-send.
+    cycle_first_attempt = models.PositiveSmallIntegerField(default=1)
+    # When the sweep last put this delivery on the queue, so it is not queued again while still waiting there.
+    queued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,29 +1,103 @@
-"""Writes on webhooks: enqueue an event for delivery (the outbox), inside the caller's transaction."""
+"""Writes on webhooks: enqueue an event (the outbox), re-send a delivery, and the sweep that re-queues due ones."""
+import logging
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from tenants.models import Tenant
 
-from .models import WebhookDelivery
+from .models import WebhookAttempt, WebhookDelivery
+
+logger = logging.getLogger(__name__)
 
 
-def delivery_enqueue(*, tenant: Tenant, url: str, event_type: str, payload: bytes, subject_ref: str = "") -> WebhookDelivery:
+def queue_attempt(delivery_id: str, *, countdown: float | None = None) -> bool:
+    """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up)."""
+    from .tasks import webhook_delivery_attempt_task
+
+    try:
+        webhook_delivery_attempt_task.apply_async((delivery_id,), countdown=countdown)
+    except Exception as exc:  # any broker failure: the row is committed and still due, nothing is lost
+        logger.warning("could not queue webhook %s (%s); the sweep will retry", delivery_id, exc)
+        return False
+    return True
+
+
+def delivery_enqueue(
+    *, tenant: Tenant, url: str, event_type: str, payload: bytes, subject_ref: str = ""
+) -> WebhookDelivery:
     """Write the delivery row in the caller's transaction; the first attempt is queued once it commits.
 
     If the commit happens but the broker is unreachable, the periodic sweep finds the row still due.
     """
     delivery = WebhookDelivery.objects.create(
-        tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), subject_ref=subject_ref
+        tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), subject_ref=subject_ref,
+        queued_at=timezone.now(),
     )
-    transaction.on_commit(lambda: _queue_attempt(delivery.pk))
+    transaction.on_commit(lambda: _queue_or_leave_to_sweep(delivery.pk))
     return delivery
 
 
-def _queue_attempt(delivery_id: str) -> None:
-    from .tasks import webhook_delivery_attempt_task
+def _queue_or_leave_to_sweep(delivery_id: str) -> None:
+    # Marked queued when written, so a busy worker's backlog is not doubled by the sweep; if the
+    # publish fails, the mark goes, and the next sweep (within 15 s) queues it.
+    if not queue_attempt(delivery_id):
+        WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
-    try:
-        webhook_delivery_attempt_task.delay(delivery_id)
-    except Exception:  # broker down: the sweep re-queues it, nothing is lost
-        import logging
 
-        logging.getLogger(__name__).warning("could not queue webhook %s; the sweep will retry", delivery_id)
+def _attempt_in_flight(delivery: WebhookDelivery, now) -> bool:
+    if delivery.next_attempt_at is None or delivery.next_attempt_at <= now:
+        return False
+    return WebhookAttempt.objects.filter(
+        delivery=delivery, number=delivery.attempt_count, status_code__isnull=True, latency_ms__isnull=True, error=""
+    ).exists()
+
+
+@transaction.atomic
+def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a delivery again now, with the same `webhook-id` and body, and a fresh retry schedule.
+
+    Works on delivered, failed and pending deliveries; attempts keep their log and go on numbering.
+    A delivery whose attempt is in flight at this moment is left alone (that attempt decides).
+    """
+    now = timezone.now()
+    locked = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+    if locked.status == WebhookDelivery.Status.PENDING and _attempt_in_flight(locked, now):
+        return locked
+    locked.status = WebhookDelivery.Status.PENDING
+    locked.next_attempt_at = now
+    locked.delivered_at = None
+    locked.queued_at = now
+    locked.cycle_first_attempt = locked.attempt_count + 1
+    locked.save(update_fields=["status", "next_attempt_at", "delivered_at", "queued_at", "cycle_first_attempt"])
+    transaction.on_commit(lambda: _queue_or_leave_to_sweep(locked.pk))
+    return locked
+
+
+def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
+    """Queue every pending delivery that is due and not recently queued; returns how many were queued.
+
+    This is what makes the outbox lossless: a publish lost to a broker outage, a worker killed
+    mid-attempt (its lease runs out) and long retry waits all end up here. SKIP LOCKED lets several
+    sweeps and claims run at once without waiting on each other's rows.
+    """
+    now = timezone.now()
+    requeue_before = now - timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER_SECONDS)
+    with transaction.atomic():
+        due_ids = list(
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+            .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=requeue_before))
+            .order_by("next_attempt_at")
+            .values_list("pk", flat=True)[:batch_size]
+        )
+        WebhookDelivery.objects.filter(pk__in=due_ids).update(queued_at=now)
+    for index, delivery_id in enumerate(due_ids):
+        if not queue_attempt(delivery_id):
+            # The broker is down: let the next sweep pick the rest up at once, not after the requeue wait.
+            WebhookDelivery.objects.filter(pk__in=due_ids[index:]).update(queued_at=None)
+            return index
+    return len(due_ids)

@@ -2,8 +2,15 @@
 from celery import shared_task
 
 
-@shared_task(name="webhooks.tasks.webhook_delivery_attempt_task")
+@shared_task(name="webhooks.tasks.webhook_delivery_attempt_task", ignore_result=True)
 def webhook_delivery_attempt_task(delivery_id: str) -> None:
     from .delivery import webhook_delivery_attempt
 
     webhook_delivery_attempt(delivery_id=delivery_id)
+
+
+@shared_task(name="webhooks.tasks.webhook_deliveries_sweep", ignore_result=True)
+def webhook_deliveries_sweep() -> int:
+    from .services import webhook_deliveries_sweep as sweep
+
+    return sweep()

@@ -1,0 +1,97 @@
+"""Egress safety: only public addresses, resolved once, HTTPS only, and a certificate the sender trusts."""
+import socket
+
+import pytest
+
+from webhooks.egress import ip_is_public
+from webhooks.transport import https_post
+
+from .receiver import Reply
+
+
+def post(url, **overrides):
+    options = {"body": b"{}", "headers": {"Content-Type": "application/json"}, "connect_timeout": 2, "total_timeout": 3}
+    return https_post(url, **{**options, **overrides})
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
+     "224.0.0.1", "240.0.0.1", "255.255.255.255", "::1", "fe80::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1",
+     "::ffff:10.0.0.1", "2001:db8::1"],
+)
+def test_private_loopback_link_local_reserved_and_multicast_addresses_are_not_public(address):
+    assert not ip_is_public(address)
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
+def test_global_unicast_addresses_are_public(address):
+    assert ip_is_public(address)
+
+
+def test_a_loopback_target_is_refused_without_the_setting_and_nothing_is_sent(receiver, settings, tls_files):
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+
+    result = post(receiver.url(), ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.status_code is None
+    assert result.error == "refused: 127.0.0.1 is not a public address"
+    assert receiver.received == []
+
+
+def test_a_name_that_resolves_to_loopback_is_refused_without_the_setting(receiver, settings, tls_files):
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+
+    result = post(receiver.url(host="localhost"), ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.error.startswith("refused: localhost resolves to ")
+    assert receiver.received == []
+
+
+def test_the_connection_goes_to_the_address_that_was_checked_not_to_a_second_lookup(receiver, tls_files, monkeypatch):
+    # A rebinding DNS: the first answer is the receiver, any later one an address where nothing listens.
+    answers = iter(["127.0.0.1"])
+    real_getaddrinfo = socket.getaddrinfo
+
+    def rebinding_getaddrinfo(host, port, *args, **kwargs):
+        if host != "localhost":
+            return real_getaddrinfo(host, port, *args, **kwargs)
+        return real_getaddrinfo(next(answers, "127.0.0.9"), port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding_getaddrinfo)
+
+    result = post(receiver.url(host="localhost"), ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.status_code == 200, result.error
+    assert next(answers, None) is None  # looked up exactly once
+
+
+def test_the_certificate_is_verified_for_the_hostname(receiver, tls_files):
+    result = post(receiver.url(host="localhost"), ca_bundle=str(tls_files.ca_bundle))
+    assert result.status_code == 200, result.error
+    assert receiver.received[0].headers["host"] == f"localhost:{receiver.port}"
+
+
+def test_a_certificate_outside_the_trust_store_is_not_sent_to(receiver):
+    result = post(receiver.url(), ca_bundle=None)  # the system store does not know the test CA
+
+    assert result.status_code is None
+    assert result.error.startswith("TLS certificate not trusted")
+    assert receiver.received == []
+
+
+def test_plain_http_is_never_sent(receiver):
+    result = post(receiver.url().replace("https://", "http://"))
+    assert result.error == "refused: only https:// URLs are delivered"
+
+
+def test_a_connection_refused_is_reported_as_a_connection_error(receiver, tls_files):
+    result = post("https://127.0.0.1:1/hook", ca_bundle=str(tls_files.ca_bundle))
+    assert result.status_code is None and result.error.startswith("connection error")
+
+
+def test_a_slow_answer_is_cut_at_the_total_timeout(receiver, tls_files):
+    receiver.script(Reply(delay=1.5))
+    result = post(receiver.url(), ca_bundle=str(tls_files.ca_bundle), total_timeout=0.4)
+    assert result.error == "timeout: no complete answer within 0.4 s"
+    assert 350 <= result.latency_ms < 1200

@@ -1,0 +1,107 @@
+"""Manual re-send (service and admin action), the deliveries admin, and the operator's webhooks switch."""
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from tenants.models import Tenant
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
+from webhooks.services import delivery_resend
+
+from .conftest import delivery_of, finalize_with_webhook
+from .receiver import Reply
+
+
+@pytest.fixture
+def failed_delivery(api, receiver, settings):
+    settings.WEBHOOK_RETRY_SCHEDULE = [0]  # one attempt, then failed
+    receiver.script(Reply(status=500, body=b"down"))
+    delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+    delivery.refresh_from_db()
+    assert delivery.status == "failed"
+    return delivery
+
+
+@pytest.fixture
+def operator_client(client, db):
+    user = get_user_model().objects.create_superuser("operator", "op@example.com", "correct horse battery staple")
+    client.force_login(user)
+    return client
+
+
+def test_resending_a_failed_delivery_sends_the_same_event_again_and_numbers_attempts_on(failed_delivery, receiver):
+    resent = delivery_resend(delivery=failed_delivery)
+
+    assert (resent.pk, resent.status, resent.attempt_count) == (failed_delivery.pk, "pending", 1)
+    webhook_delivery_attempt(delivery_id=resent.pk)
+    resent.refresh_from_db()
+    assert resent.status == "delivered"
+    assert [(a.number, a.status_code) for a in resent.attempts.all()] == [(1, 500), (2, 200)]
+    first, second = receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == resent.pk
+    assert first.body == second.body
+
+
+def test_a_resend_starts_a_fresh_retry_schedule(failed_delivery, receiver, settings):
+    settings.WEBHOOK_RETRY_SCHEDULE = [0, 60]
+    receiver.script(Reply(status=500))
+
+    delivery_resend(delivery=failed_delivery)
+    webhook_delivery_attempt(delivery_id=failed_delivery.pk)
+
+    failed_delivery.refresh_from_db()
+    assert failed_delivery.status == "pending"  # attempt 2 is the first of a new cycle, so one retry is left
+
+
+def test_resending_a_delivered_delivery_sends_it_once_more(api, receiver):
+    delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+
+    delivery_resend(delivery=WebhookDelivery.objects.get(pk=delivery.pk))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+
+    assert [r.headers["webhook-id"] for r in receiver.received] == [delivery.id, delivery.id]
+    assert WebhookDelivery.objects.get(pk=delivery.pk).attempt_count == 2
+
+
+def test_the_admin_lists_deliveries_and_shows_each_attempt(failed_delivery, operator_client):
+    listing = operator_client.get("/admin/webhooks/webhookdelivery/")
+    assert listing.status_code == 200 and failed_delivery.pk in listing.content.decode()
+
+    page = operator_client.get(f"/admin/webhooks/webhookdelivery/{failed_delivery.pk}/change/")
+    html = re.sub(r"\s+", "", page.content.decode())
+    assert page.status_code == 200
+    assert "Webhookattempts" in html
+    assert '<tdclass="field-status_code"><p>500</p></td>' in html
+    assert '<tdclass="field-response_excerpt"><p>down</p></td>' in html
+    attempted = failed_delivery.attempts.get().attempted_at.strftime("%Y-%m-%d%H:%M:%S")
+    assert f'<tdclass="field-attempted"><p>{attempted}' in html
+
+
+def test_the_admin_resend_action_queues_the_delivery_again(failed_delivery, operator_client, receiver):
+    response = operator_client.post(
+        "/admin/webhooks/webhookdelivery/",
+        {"action": "resend", "_selected_action": [failed_delivery.pk]},
+        follow=True,
+    )
+
+    assert response.status_code == 200
+    assert "1 delivery queued to be sent again." in response.content.decode()
+    failed_delivery.refresh_from_db()
+    assert failed_delivery.status == "pending" and failed_delivery.cycle_first_attempt == 2
+
+
+def test_the_operator_switch_enables_webhooks_for_a_tenant(operator_client, onboarded, api, receiver):
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(webhooks_enabled=False)
+    before = finalize_with_webhook(api, receiver.url())
+
+    operator_client.post(
+        "/admin/tenants/tenant/", {"action": "enable_webhooks", "_selected_action": [onboarded.tenant.pk]}
+    )
+    after = finalize_with_webhook(api, receiver.url())
+
+    assert Tenant.objects.get(pk=onboarded.tenant.pk).webhooks_enabled
+    assert not WebhookDelivery.objects.filter(subject_ref=before["sessionId"]).exists()
+    assert WebhookDelivery.objects.filter(subject_ref=after["sessionId"]).exists()

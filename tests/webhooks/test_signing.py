@@ -1,0 +1,65 @@
+"""Standard Webhooks signatures, checked with the `standardwebhooks` package as partners will."""
+import base64
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from tenants.services import tenant_webhook_secret_rotate, webhook_secret_new
+from webhooks.signing import signature, signature_header
+
+from .conftest import finalize_with_webhook
+
+
+def test_signature_matches_the_standard_webhooks_reference_implementation():
+    secret = webhook_secret_new()
+    body = b'{"event":"verification.completed"}'
+
+    ours = signature(secret=secret, msg_id="msg_1", timestamp=1_700_000_000, body=body)
+
+    reference = Webhook(secret).sign("msg_1", datetime.fromtimestamp(1_700_000_000, tz=timezone.utc), body.decode())
+    assert ours == reference
+
+
+def test_secret_is_whsec_and_32_random_bytes():
+    secret = webhook_secret_new()
+    assert secret.startswith("whsec_") and len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
+
+
+def test_signature_header_lists_one_signature_per_secret():
+    old, new = webhook_secret_new(), webhook_secret_new()
+    header = signature_header(secrets=[new, old], msg_id="msg_1", timestamp=1, body=b"{}")
+    assert header.split(" ") == [
+        signature(secret=new, msg_id="msg_1", timestamp=1, body=b"{}"),
+        signature(secret=old, msg_id="msg_1", timestamp=1, body=b"{}"),
+    ]
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_during_a_secret_rotation_both_secrets_verify_the_same_webhook(api, onboarded, receiver):
+    old_secret = onboarded.tenant.webhook_secret
+    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant)
+    assert tenant.webhook_secret != old_secret
+
+    finalize_with_webhook(api, receiver.url())
+
+    [request] = receiver.wait_for(1)
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
+    Webhook(old_secret).verify(request.body, request.headers)
+    Webhook(tenant.webhook_secret).verify(request.body, request.headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(webhook_secret_new()).verify(request.body, request.headers)
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_after_the_rotation_overlap_only_the_new_secret_signs(api, onboarded, receiver):
+    old_secret = onboarded.tenant.webhook_secret
+    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant, overlap=timedelta(0))
+
+    finalize_with_webhook(api, receiver.url())
+
+    [request] = receiver.wait_for(1)
+    assert len(request.headers["webhook-signature"].split(" ")) == 1
+    Webhook(tenant.webhook_secret).verify(request.body, request.headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(old_secret).verify(request.body, request.headers)

@@ -1,0 +1,148 @@
+"""One attempt of a webhook delivery: claim it under a row lock, sign and send it, record the outcome.
+
+Claim and record are two short transactions around the HTTP call, never one long one: no row lock
+or database connection is held while a partner's server is slow. The claim moves `next_attempt_at`
+to the end of a lease, so neither a second run of the same task nor the sweep sends while an
+attempt is in flight. If the worker dies between sending and recording, the lease runs out and the
+sweep sends again: delivery is at-least-once, and receivers de-duplicate by `webhook-id`.
+"""
+import logging
+import random
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from tenants.selectors import webhook_signing_secrets
+
+from .models import WebhookAttempt, WebhookDelivery
+from .signing import signature_header
+from .transport import PostResult, https_post
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = "ageverify-webhooks/1"
+# A retry due this soon is put on the queue with a countdown; later ones are left to the periodic sweep.
+QUEUE_WITH_COUNTDOWN_UP_TO = timedelta(seconds=60)
+LOST_ATTEMPT_ERROR = "no result recorded: the worker stopped during this attempt (it may have been received)"
+
+
+def retry_delay(base_seconds: float, *, jitter: float | None = None, rng: random.Random | None = None) -> timedelta:
+    """`base_seconds` spread by +-jitter (20 % by default), so retries after an outage do not arrive in step."""
+    jitter = settings.WEBHOOK_RETRY_JITTER if jitter is None else jitter
+    factor = (rng or random).uniform(1 - jitter, 1 + jitter)
+    return timedelta(seconds=base_seconds * factor)
+
+
+def next_retry_after(attempt_in_cycle: int) -> timedelta | None:
+    """The wait after the n-th failed attempt of a cycle (1-based), or None when it was the last one."""
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE
+    if attempt_in_cycle >= len(schedule):
+        return None
+    return retry_delay(schedule[attempt_in_cycle])
+
+
+@dataclass(frozen=True)
+class _Claim:
+    delivery: WebhookDelivery
+    number: int
+    secrets: list[str]
+
+
+def _claim(delivery_id: str) -> _Claim | None:
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("tenant")
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
+            .first()
+        )
+        if delivery is None:  # delivered, failed, not yet due, in flight, or being claimed right now
+            return None
+        WebhookAttempt.objects.filter(
+            delivery=delivery, status_code__isnull=True, latency_ms__isnull=True, error=""
+        ).update(error=LOST_ATTEMPT_ERROR)
+        number = delivery.attempt_count + 1
+        lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            attempt_count=number, next_attempt_at=lease_end, queued_at=None
+        )
+        WebhookAttempt.objects.create(delivery=delivery, number=number, attempted_at=now)
+        secrets = webhook_signing_secrets(delivery.tenant)
+    return _Claim(delivery=delivery, number=number, secrets=secrets)
+
+
+def _send(claim: _Claim) -> PostResult:
+    delivery = claim.delivery
+    body = delivery.payload.encode()
+    if not claim.secrets:
+        return PostResult(status_code=None, latency_ms=0, error="not sent: the tenant has no webhook secret")
+    timestamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "webhook-id": delivery.id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signature_header(
+            secrets=claim.secrets, msg_id=delivery.id, timestamp=timestamp, body=body
+        ),
+    }
+    return https_post(
+        delivery.url,
+        body=body,
+        headers=headers,
+        connect_timeout=settings.WEBHOOK_CONNECT_TIMEOUT,
+        total_timeout=settings.WEBHOOK_TOTAL_TIMEOUT,
+        ca_bundle=settings.WEBHOOK_CA_BUNDLE,
+    )
+
+
+def _record(claim: _Claim, result: PostResult) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.select_for_update().get(pk=claim.delivery.pk)
+        WebhookAttempt.objects.filter(delivery=delivery, number=claim.number).update(
+            status_code=result.status_code,
+            latency_ms=result.latency_ms,
+            error=result.error,
+            response_excerpt=result.response_excerpt,
+        )
+        if delivery.status != WebhookDelivery.Status.PENDING:
+            return
+        if result.succeeded:
+            delivery.status = WebhookDelivery.Status.DELIVERED
+            delivery.delivered_at = now
+            delivery.next_attempt_at = None
+        elif delivery.attempt_count != claim.number:
+            return  # a later attempt was claimed after this one's lease ran out: its outcome decides
+        else:
+            wait = next_retry_after(claim.number - delivery.cycle_first_attempt + 1)
+            if wait is None:
+                delivery.status = WebhookDelivery.Status.FAILED
+                delivery.next_attempt_at = None
+            else:
+                delivery.next_attempt_at = now + wait
+                if wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
+                    from .services import queue_attempt
+
+                    transaction.on_commit(lambda: queue_attempt(delivery.pk, countdown=wait.total_seconds()))
+        delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
+
+
+def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
+    """Make the next attempt of a delivery if it is due; None when there was nothing to do.
+
+    Safe to run any number of times, concurrently too: only the run that claims the row sends.
+    """
+    claim = _claim(delivery_id)
+    if claim is None:
+        return None
+    result = _send(claim)
+    _record(claim, result)
+    if not result.succeeded:
+        logger.info("webhook %s attempt %d failed: %s", delivery_id, claim.number, result.error or result.status_code)
+    return result

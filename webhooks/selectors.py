@@ -1,0 +1,21 @@
+"""Reads on webhooks: a tenant's deliveries and their attempt logs, for the dashboard and the admin."""
+from django.db.models import QuerySet
+
+from tenants.models import Tenant
+
+from .models import WebhookDelivery
+
+
+def deliveries_for_tenant(*, tenant: Tenant) -> QuerySet[WebhookDelivery]:
+    """Newest first, with attempts prefetched (each delivery's log in attempt order)."""
+    return WebhookDelivery.objects.filter(tenant=tenant).prefetch_related("attempts")
+
+
+def deliveries_for_subject(*, tenant: Tenant, subject_ref: str) -> QuerySet[WebhookDelivery]:
+    """The deliveries about one thing (e.g. one session id) of one tenant, newest first, attempts prefetched."""
+    return deliveries_for_tenant(tenant=tenant).filter(subject_ref=subject_ref)
+
+
+def delivery_get(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
+    """One delivery of this tenant, or None (another tenant's id reads as unknown)."""
+    return deliveries_for_tenant(tenant=tenant).filter(pk=delivery_id).first()

@@ -63,6 +63,8 @@ MIDDLEWARE = [
     "sessions_api.middleware.RequestIdMiddleware",
     "sessions_api.middleware.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -128,6 +130,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 5,
 }
 CELERY_TASK_PUBLISH_RETRY = False
+# Without this Celery's Django fixup opens a new database connection for every task (~10 ms each).
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
@@ -149,12 +153,24 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Without `collectstatic` (development, tests) WhiteNoise finds files through the finders instead.
+WHITENOISE_USE_FINDERS = True
 
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# The hosted flow shows its own friendly page for a failed CSRF check; other paths keep Django's.
+CSRF_FAILURE_VIEW = "flow.errors.csrf_failure"
+
+# Tenant staff sign in at the dashboard; operators' /admin/ has its own login page.
+LOGIN_URL = "/dashboard/login/"
+LOGIN_REDIRECT_URL = "/dashboard/"
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@localhost>")
@@ -193,6 +209,20 @@ IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
 WEBHOOK_CA_BUNDLE = os.environ.get("WEBHOOK_CA_BUNDLE") or os.environ.get("REQUESTS_CA_BUNDLE") or None
 WEBHOOK_EGRESS_IPS = env_list("WEBHOOK_EGRESS_IPS")
+WEBHOOK_CONNECT_TIMEOUT = float(os.environ.get("WEBHOOK_CONNECT_TIMEOUT", "3"))
+# The whole attempt (DNS, connect, TLS, send, status and headers, the first 1 KiB) must end within this.
+WEBHOOK_TOTAL_TIMEOUT = float(os.environ.get("WEBHOOK_TOTAL_TIMEOUT", "10"))
+# Seconds to wait before each attempt (the first is immediate); its length is the number of attempts.
+WEBHOOK_RETRY_SCHEDULE = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600]
+WEBHOOK_RETRY_JITTER = 0.2
+# While an attempt is in flight its delivery is not due for this long; if the worker dies mid-send,
+# the sweep retries after it (so delivery is at-least-once). Must exceed WEBHOOK_TOTAL_TIMEOUT.
+WEBHOOK_SEND_LEASE_SECONDS = int(os.environ.get("WEBHOOK_SEND_LEASE_SECONDS", "60"))
+# A delivery the sweep queued is not queued again for this long, so a busy worker is not flooded.
+WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
+
+# --- Flower (Celery monitoring): "user:password" pairs, comma separated; flowerconfig.py refuses to start without.
+FLOWER_BASIC_AUTH = env_list("FLOWER_BASIC_AUTH")
 
 LOGGING = {
     "version": 1,

@@ -136,6 +136,7 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
     "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
+    "idempotency-records-purge": {"task": "sessions_api.tasks.idempotency_records_purge", "schedule": timedelta(hours=1)},
 }
 
 AUTH_PASSWORD_VALIDATORS = [

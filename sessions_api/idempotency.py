@@ -98,3 +98,9 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
     # Errors are not remembered: the same key may be used again once the request is corrected.
     IdempotencyRecord.objects.filter(pk=claimed.pk).delete()
     return response
+
+
+def idempotency_records_purge() -> int:
+    """Delete records past the replay window; they hold a creation response, flow token included."""
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - settings.IDEMPOTENCY_TTL).delete()
+    return deleted

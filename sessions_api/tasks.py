@@ -4,12 +4,18 @@ import base64
 from celery import shared_task
 
 from . import analysis
+from .idempotency import idempotency_records_purge as _idempotency_records_purge
 from .state_machine import sessions_expire_due as _sessions_expire_due
 
 
 @shared_task(name="sessions_api.tasks.sessions_expire_due")
 def sessions_expire_due() -> int:
     return _sessions_expire_due()
+
+
+@shared_task(name="sessions_api.tasks.idempotency_records_purge")
+def idempotency_records_purge() -> int:
+    return _idempotency_records_purge()
 
 
 # --- analysis of selfies and documents (sessions_api.analysis) ---

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from sessions_api import api as api_module
 from sessions_api.models import IdempotencyRecord, VerificationSession
+from sessions_api.tasks import idempotency_records_purge
 from tenants.services import tenant_create
 from tests.conftest import ApiClient
 
@@ -147,3 +148,16 @@ def test_a_concurrent_duplicate_is_409_idempotency_key_in_use(onboarded, monkeyp
     replay = _post(ApiClient(onboarded.live_key))
     assert replay["Idempotent-Replayed"] == "true"
     assert replay.content == results["first"].content
+
+
+def test_records_older_than_the_replay_window_are_purged_and_the_key_is_free_again(api):
+    body = {"subject": "user-purge", "age_limit": 18}
+    first = api.post("/v1/sessions", body, headers={"Idempotency-Key": "purge-me"})
+    IdempotencyRecord.objects.filter(key="purge-me").update(created_at=timezone.now() - timedelta(hours=25))
+
+    assert idempotency_records_purge() == 1
+
+    second = api.post("/v1/sessions", body, headers={"Idempotency-Key": "purge-me"})
+    assert second.status_code == 201
+    assert "Idempotent-Replayed" not in second.headers
+    assert second.json()["session"]["sessionId"] != first.json()["session"]["sessionId"]

@@ -4,6 +4,12 @@ from django.urls import include, path
 
 from .health import healthz, readyz
 
+# The operators' admin; tenant staff have their own AdminSite at /dashboard/ (dashboard/sites.py).
+admin.site.site_header = "AgeVerify operations"
+admin.site.site_title = "AgeVerify operations"
+admin.site.index_title = "Tenants, keys, sessions and webhooks"
+admin.site.site_url = "/dashboard/"
+
 urlpatterns = [
     path("v1/", include("sessions_api.urls")),
     path("flow/", include("flow.urls")),

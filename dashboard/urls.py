@@ -1,4 +1,6 @@
-"""Routes of the tenant dashboard under /dashboard/."""
-from django.urls import path  # noqa: F401
+"""Routes of the tenant dashboard under /dashboard/: everything is served by its AdminSite."""
+from django.urls import path
 
-urlpatterns: list = []
+from .sites import dashboard_site
+
+urlpatterns = [path("", dashboard_site.urls)]

@@ -1,0 +1,110 @@
+"""Reads for the dashboard, always scoped to one tenant: API keys, webhook deliveries and usage."""
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db.models import Count, Prefetch, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from sessions_api.models import Status, VerificationSession
+from tenants.models import ApiKey, Tenant
+from webhooks.models import WebhookAttempt, WebhookDelivery
+
+USAGE_DAYS = 30
+RECENT_DELIVERIES = 25
+
+
+def api_keys_active(*, tenant: Tenant) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True).select_related("created_by").order_by(
+        "mode", "-created_at"
+    )
+
+
+def api_keys_recently_revoked(*, tenant: Tenant, limit: int = 5) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=False).order_by("-revoked_at")[:limit]
+
+
+def api_key_for_tenant(*, tenant: Tenant, key_id: int) -> ApiKey | None:
+    return ApiKey.objects.filter(tenant=tenant, pk=key_id).first()
+
+
+def _with_attempts(deliveries: QuerySet[WebhookDelivery]) -> QuerySet[WebhookDelivery]:
+    return deliveries.prefetch_related(Prefetch("attempts", queryset=WebhookAttempt.objects.order_by("number")))
+
+
+def deliveries_recent(*, tenant: Tenant, limit: int = RECENT_DELIVERIES) -> list[WebhookDelivery]:
+    return list(_with_attempts(WebhookDelivery.objects.filter(tenant=tenant).order_by("-created_at"))[:limit])
+
+
+def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDelivery]:
+    deliveries = WebhookDelivery.objects.filter(tenant_id=session.tenant_id, subject_ref=session.id)
+    return list(_with_attempts(deliveries.order_by("created_at")))
+
+
+def delivery_for_tenant(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
+    return WebhookDelivery.objects.filter(tenant=tenant, pk=delivery_id).first()
+
+
+@dataclass(frozen=True)
+class UsageDay:
+    day: date
+    approved: int
+    denied: int
+    open: int
+
+    @property
+    def total(self) -> int:
+        return self.approved + self.denied + self.open
+
+
+@dataclass(frozen=True)
+class Usage:
+    mode: str
+    days: list[UsageDay]
+
+    @property
+    def approved(self) -> int:
+        return sum(day.approved for day in self.days)
+
+    @property
+    def denied(self) -> int:
+        return sum(day.denied for day in self.days)
+
+    @property
+    def open(self) -> int:
+        return sum(day.open for day in self.days)
+
+    @property
+    def total(self) -> int:
+        return sum(day.total for day in self.days)
+
+    @property
+    def approval_rate(self) -> float | None:
+        """Approved among finished sessions; None when none finished (a rate of 0 % would be a lie)."""
+        finished = self.approved + self.denied
+        return self.approved / finished if finished else None
+
+
+def usage_by_day(*, tenant: Tenant, mode: str, days: int = USAGE_DAYS, today: date | None = None) -> Usage:
+    """Sessions created on each of the last `days` UTC days (today included), split by their final status."""
+    today = today or timezone.now().astimezone(UTC).date()
+    first = today - timedelta(days=days - 1)
+    start = datetime.combine(first, time.min, tzinfo=UTC)
+    end = datetime.combine(today + timedelta(days=1), time.min, tzinfo=UTC)
+    rows = (
+        VerificationSession.objects.filter(tenant=tenant, mode=mode, created_at__gte=start, created_at__lt=end)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values("day", "status")
+        .annotate(count=Count("id"))
+    )
+    counts: dict[date, dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault(row["day"], {})[row["status"]] = row["count"]
+    series = []
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        by_status = counts.get(day, {})
+        approved = by_status.get(Status.APPROVED, 0)
+        denied = by_status.get(Status.DENIED, 0)
+        series.append(UsageDay(day, approved, denied, sum(by_status.values()) - approved - denied))
+    return Usage(mode=mode, days=series)

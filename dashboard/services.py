@@ -1,0 +1,119 @@
+"""The dashboard's actions: each one wraps a tenants/webhooks service and writes its audit entry in one transaction."""
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from tenants.models import ApiKey, Tenant
+from tenants.services import GeneratedKey, api_key_generate, api_key_revoke, tenant_webhook_secret_rotate
+from webhooks.models import WebhookDelivery
+
+from .models import AuditLogEntry
+
+# More live keys than this is a sign of keys being made instead of rotated; the operator can still add more.
+MAX_ACTIVE_KEYS_PER_MODE = 10
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts: the signed-in user and the address the request came from."""
+
+    user: object
+    ip_address: str | None = None
+
+    @property
+    def label(self) -> str:
+        email = getattr(self.user, "email", "")
+        username = self.user.get_username()
+        return f"{username} <{email}>" if email and email != username else username
+
+
+def audit_record(
+    *, tenant: Tenant, actor: Actor, action: str, target_type: str, target_id: str = "",
+    target_label: str = "", extra: dict | None = None,
+) -> AuditLogEntry:
+    return AuditLogEntry.objects.create(
+        tenant=tenant, actor=actor.user, actor_label=actor.label, action=action, target_type=target_type,
+        target_id=target_id, target_label=target_label, ip_address=actor.ip_address, extra=extra or {},
+    )
+
+
+def _check_owned(tenant: Tenant, obj) -> None:
+    # Views look objects up in the tenant's own querysets; this guards against a caller that did not.
+    if obj.tenant_id != tenant.id:
+        raise PermissionError(f"{obj!r} does not belong to tenant {tenant.id}")
+
+
+@transaction.atomic
+def dashboard_api_key_generate(*, tenant: Tenant, actor: Actor, mode: str, label: str = "") -> GeneratedKey:
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()  # serialize the count check below
+    active = ApiKey.objects.filter(tenant=tenant, mode=mode, revoked_at__isnull=True).count()
+    if active >= MAX_ACTIVE_KEYS_PER_MODE:
+        raise ValidationError(
+            f"This tenant already has {active} active {mode} keys. Revoke one you no longer use first."
+        )
+    generated = api_key_generate(tenant=tenant, mode=mode, label=label, created_by=actor.user)
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.API_KEY_GENERATED, target_type="api_key",
+        target_id=str(generated.api_key.pk), target_label=generated.api_key.display_prefix,
+        extra={"mode": mode, "label": label},
+    )
+    return generated
+
+
+@transaction.atomic
+def dashboard_api_key_revoke(*, tenant: Tenant, actor: Actor, api_key: ApiKey) -> ApiKey:
+    """Revoke the key (it fails at once). Revoking a key that is already revoked changes and records nothing."""
+    _check_owned(tenant, api_key)
+    was_active = api_key.revoked_at is None
+    api_key = api_key_revoke(api_key=api_key)
+    if was_active:
+        audit_record(
+            tenant=tenant, actor=actor, action=AuditLogEntry.Action.API_KEY_REVOKED, target_type="api_key",
+            target_id=str(api_key.pk), target_label=api_key.display_prefix,
+            extra={"mode": api_key.mode, "label": api_key.label},
+        )
+    return api_key
+
+
+@transaction.atomic
+def dashboard_webhook_secret_reveal(*, tenant: Tenant, actor: Actor) -> str:
+    """The current signing secret; reading it is recorded, as anyone holding it can forge webhooks."""
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_REVEALED, target_type="webhook_secret",
+        target_label=_secret_hint(tenant.webhook_secret),
+    )
+    return tenant.webhook_secret
+
+
+@transaction.atomic
+def dashboard_webhook_secret_rotate(*, tenant: Tenant, actor: Actor) -> Tenant:
+    """A new secret; the previous one keeps signing alongside it for the overlap (24 h)."""
+    old_hint = _secret_hint(tenant.webhook_secret)
+    tenant = tenant_webhook_secret_rotate(tenant=tenant)
+    expires = tenant.webhook_secret_previous_expires_at
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_ROTATED, target_type="webhook_secret",
+        target_label=_secret_hint(tenant.webhook_secret),
+        extra={"previous": old_hint, "previous_signs_until": expires.isoformat() if expires else None},
+    )
+    return tenant
+
+
+@transaction.atomic
+def dashboard_delivery_resend(*, tenant: Tenant, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
+    from webhooks.services import delivery_resend
+
+    _check_owned(tenant, delivery)
+    resent = delivery_resend(delivery=delivery)
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_RESENT, target_type="webhook_delivery",
+        target_id=resent.pk, target_label=f"{delivery.event_type} {delivery.subject_ref}".strip(),
+        extra={"original": delivery.pk, "url": delivery.url},
+    )
+    return resent
+
+
+def _secret_hint(secret: str) -> str:
+    """Enough of a secret to tell two apart in the log (its last 4 characters), never enough to use it."""
+    return f"whsec_…{secret[-4:]}" if secret else ""

@@ -1,0 +1,125 @@
+"""The tenant dashboard: a second Django AdminSite, scoped to the signed-in user's current tenant.
+
+Who is admitted: an active user with at least one tenants.Membership. Staff status is neither needed
+nor enough: an operator without a membership uses /admin/, and tenant staff never see it.
+"""
+from functools import update_wrapper
+
+from django.contrib import admin
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, reverse_lazy
+
+from . import views
+from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
+from .tenancy import tenancy_for
+
+SITE_NAME = "dashboard"
+
+
+class TenantDashboardSite(admin.AdminSite):
+    site_header = "AgeVerify"
+    site_title = "AgeVerify Dashboard"
+    index_title = "Home"
+    site_url = None  # no "View site" link: the dashboard is the site
+    enable_nav_sidebar = True
+    final_catch_all_view = False
+    login_form = DashboardAuthenticationForm
+    index_template = "dashboard/home.html"
+    login_template = "dashboard/auth/login.html"
+    logout_template = "dashboard/auth/logged_out.html"
+    password_change_template = "dashboard/auth/password_change_form.html"
+    password_change_done_template = "dashboard/auth/password_change_done.html"
+
+    def admin_view(self, view, cacheable=False):
+        # Every page resolves `admin:` URL names to this site, custom pages included.
+        def in_this_site(request, *args, **kwargs):
+            request.current_app = self.name
+            return view(request, *args, **kwargs)
+
+        return super().admin_view(update_wrapper(in_this_site, view), cacheable)
+
+    def has_permission(self, request):
+        return request.user.is_active and tenancy_for(request).current is not None
+
+    def each_context(self, request):
+        context = super().each_context(request)
+        tenancy = tenancy_for(request)
+        context.update(
+            tenancy=tenancy,
+            tenant=tenancy.current,
+            nav_section=getattr(request, "dashboard_nav", ""),
+        )
+        return context
+
+    def get_app_list(self, request, app_label=None):
+        return []  # the dashboard's navigation is its own (templates/dashboard/base_site.html)
+
+    def get_log_entries(self, request):
+        return LogEntry.objects.none()  # the operators' change log is not for tenant staff
+
+    def index(self, request, extra_context=None):
+        return views.home(request, self)
+
+    def page_context(self, request, **context):
+        return {**self.each_context(request), **context}
+
+    def get_urls(self):
+        def wrap(view, cacheable=False):
+            def wrapper(*args, **kwargs):
+                return self.admin_view(view, cacheable)(*args, **kwargs)
+
+            wrapper.admin_site = self
+            return update_wrapper(wrapper, view)
+
+        def page(view):
+            return wrap(lambda request, *args, **kwargs: view(request, self, *args, **kwargs))
+
+        registry = {model._meta.model_name: model_admin for model, model_admin in self._registry.items()}
+        return [
+            path("", wrap(self.index), name="index"),
+            path("login/", self.login, name="login"),
+            path("logout/", wrap(self.logout), name="logout"),
+            path("password_change/", wrap(self.password_change, cacheable=True), name="password_change"),
+            path("password_change/done/", wrap(self.password_change_done, cacheable=True),
+                 name="password_change_done"),
+            *self._password_reset_urls(),
+            path("tenant/switch/", page(views.tenant_switch_view), name="tenant_switch"),
+            path("keys/generate/", page(views.key_generate), name="key_generate"),
+            path("keys/<int:key_id>/revoke/", page(views.key_revoke), name="key_revoke"),
+            path("webhooks/", page(views.webhooks_page), name="webhooks"),
+            path("webhooks/secret/reveal/", page(views.webhook_secret_reveal), name="webhook_secret_reveal"),
+            path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),
+            path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend),
+                 name="delivery_resend"),
+            path("sessions/", include(registry["verificationsession"].urls)),
+            path("audit-log/", include(registry["auditlogentry"].urls)),
+        ]
+
+    def _password_reset_urls(self):
+        """Django's reset views, themed like the dashboard, sending a link that leads back to it."""
+        context = {"site_header": self.site_header, "site_title": self.site_title, "has_permission": False}
+        return [
+            path("password_reset/", auth_views.PasswordResetView.as_view(
+                form_class=DashboardPasswordResetForm,
+                template_name="dashboard/auth/password_reset_form.html",
+                email_template_name="dashboard/auth/password_reset_email.txt",
+                subject_template_name="dashboard/auth/password_reset_subject.txt",
+                success_url=reverse_lazy(f"{SITE_NAME}:password_reset_done"),
+                extra_context=context,
+            ), name="password_reset"),
+            path("password_reset/done/", auth_views.PasswordResetDoneView.as_view(
+                template_name="dashboard/auth/password_reset_done.html", extra_context=context,
+            ), name="password_reset_done"),
+            path("reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+                template_name="dashboard/auth/password_reset_confirm.html",
+                success_url=reverse_lazy(f"{SITE_NAME}:password_reset_complete"),
+                extra_context=context,
+            ), name="password_reset_confirm"),
+            path("reset/done/", auth_views.PasswordResetCompleteView.as_view(
+                template_name="dashboard/auth/password_reset_complete.html", extra_context=context,
+            ), name="password_reset_complete"),
+        ]
+
+
+dashboard_site = TenantDashboardSite(name=SITE_NAME)

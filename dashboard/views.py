@@ -1,0 +1,164 @@
+"""The dashboard's own pages (home, keys, webhooks, tenant switch); lists and details live in admin.py."""
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from sessions_api.models import Mode
+from tenants.selectors import webhook_signing_secrets
+
+from . import selectors, services
+from .charts import usage_chart
+from .forms import ApiKeyGenerateForm, TenantSwitchForm
+from .tenancy import current_tenant, tenancy_for, tenant_switch
+
+
+def actor_from(request) -> services.Actor:
+    return services.Actor(user=request.user, ip_address=request.META.get("REMOTE_ADDR") or None)
+
+
+def _url(name: str) -> str:
+    return reverse(f"dashboard:{name}")
+
+
+def _safe_next(request, fallback: str) -> str:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                 require_https=request.is_secure()):
+        return target
+    return fallback
+
+
+# --- Home: Tenant ID, API keys, usage ---
+
+def _home_context(request, site, *, form=None, **extra):
+    tenant = current_tenant(request)
+    usage_mode = Mode.TEST if request.GET.get("usage") == Mode.TEST else Mode.LIVE
+    usage = selectors.usage_by_day(tenant=tenant, mode=usage_mode)
+    request.dashboard_nav = "home"
+    return site.page_context(
+        request,
+        title="Home",
+        keys=list(selectors.api_keys_active(tenant=tenant)),
+        revoked_keys=list(selectors.api_keys_recently_revoked(tenant=tenant)),
+        generate_form=form or ApiKeyGenerateForm(),
+        usage=usage,
+        chart=usage_chart(usage),
+        **extra,
+    )
+
+
+@require_GET
+def home(request, site):
+    return TemplateResponse(request, site.index_template, _home_context(request, site))
+
+
+@require_POST
+def key_generate(request, site):
+    tenant = current_tenant(request)
+    form = ApiKeyGenerateForm(request.POST)
+    if form.is_valid():
+        try:
+            generated = services.dashboard_api_key_generate(
+                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"],
+                label=form.cleaned_data["label"],
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            context = site.page_context(request, title="Your new API key", generated=generated)
+            request.dashboard_nav = "home"
+            return TemplateResponse(request, "dashboard/keys/created.html", context)
+    return TemplateResponse(request, site.index_template, _home_context(request, site, form=form), status=400)
+
+
+@require_http_methods(["GET", "POST"])
+def key_revoke(request, site, key_id: int):
+    tenant = current_tenant(request)
+    api_key = selectors.api_key_for_tenant(tenant=tenant, key_id=key_id)
+    if api_key is None:
+        raise Http404("No such API key.")
+    if not api_key.is_active:
+        messages.info(request, f"{api_key.display_prefix} was already revoked.")
+        return redirect(_url("index"))
+    if request.method == "POST":
+        services.dashboard_api_key_revoke(tenant=tenant, actor=actor_from(request), api_key=api_key)
+        messages.success(request, f"{api_key.display_prefix} is revoked: requests with it now fail with 401.")
+        return redirect(_url("index"))
+    request.dashboard_nav = "home"
+    return TemplateResponse(request, "dashboard/keys/revoke_confirm.html",
+                            site.page_context(request, title="Revoke API key", api_key=api_key))
+
+
+# --- Webhooks: secret, status, egress addresses, recent deliveries ---
+
+def _webhooks_context(request, site, **extra):
+    tenant = current_tenant(request)
+    request.dashboard_nav = "webhooks"
+    signing = webhook_signing_secrets(tenant)
+    return site.page_context(
+        request,
+        title="Webhooks",
+        egress_ips=settings.WEBHOOK_EGRESS_IPS,
+        overlap_active=len(signing) > 1,
+        deliveries=selectors.deliveries_recent(tenant=tenant),
+        **extra,
+    )
+
+
+@require_GET
+def webhooks_page(request, site):
+    return TemplateResponse(request, "dashboard/webhooks.html", _webhooks_context(request, site))
+
+
+@require_POST
+def webhook_secret_reveal(request, site):
+    secret = services.dashboard_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request))
+    context = _webhooks_context(request, site, revealed_secret=secret)
+    return TemplateResponse(request, "dashboard/webhooks.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def webhook_secret_rotate(request, site):
+    if request.method == "GET":
+        request.dashboard_nav = "webhooks"
+        return TemplateResponse(request, "dashboard/webhook_rotate_confirm.html",
+                                site.page_context(request, title="Rotate signing secret"))
+    tenant = services.dashboard_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request))
+    tenancy_for(request).current = tenant  # the rotated secrets, for this page and its header
+    messages.success(
+        request,
+        f"New signing secret created. Until {tenant.webhook_secret_previous_expires_at:%Y-%m-%d %H:%M} UTC "
+        "every webhook carries signatures with both the new and the previous secret.",
+    )
+    context = _webhooks_context(request, site, revealed_secret=tenant.webhook_secret)
+    return TemplateResponse(request, "dashboard/webhooks.html", context)
+
+
+@require_POST
+def delivery_resend(request, site, delivery_id: str):
+    tenant = current_tenant(request)
+    delivery = selectors.delivery_for_tenant(tenant=tenant, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404("No such webhook delivery.")
+    services.dashboard_delivery_resend(tenant=tenant, actor=actor_from(request), delivery=delivery)
+    messages.success(request, f"Webhook {delivery.pk} is queued to be sent again.")
+    return HttpResponseRedirect(_safe_next(request, _url("webhooks")))
+
+
+# --- Tenant switcher ---
+
+@require_POST
+def tenant_switch_view(request, site):
+    form = TenantSwitchForm(request.POST)
+    if not form.is_valid() or tenant_switch(request, form.cleaned_data["tenant"]) is None:
+        raise Http404("No such tenant.")
+    tenant = current_tenant(request)
+    messages.success(request, f"Now showing {tenant.name}.")
+    # Back to the same kind of page, never to an object of the previous tenant (it would be a 404 now).
+    return redirect(_safe_next(request, _url("index")))

@@ -1,0 +1,117 @@
+"""The sessions list (filters, search, pagination) and a session's detail page (results, history, webhook)."""
+import html
+import re
+from datetime import timedelta
+
+from django.utils import timezone
+
+from sessions_api.models import VerificationSession
+from tests.dashboard.builders import delivery_with_attempt, finished_session
+
+
+def _listed_ids(response) -> list[str]:
+    results = response.content.decode().split('id="sessions-results"', 1)[1].split("av-pagination-bar", 1)[0]
+    return re.findall(r">(ses_[0-9A-Z]{26})<", results)
+
+
+def _created_days_ago(session, days):
+    VerificationSession.objects.filter(pk=session.pk).update(created_at=timezone.now() - timedelta(days=days))
+
+
+def test_the_list_shows_the_tenants_sessions_newest_first_with_status_badges(dashboard, onboarded):
+    older = finished_session(onboarded.tenant, status="denied")
+    _created_days_ago(older, 1)
+    newer = finished_session(onboarded.tenant, status="approved")
+
+    response = dashboard.get("/dashboard/sessions/")
+
+    assert _listed_ids(response) == [newer.id, older.id]
+    page = response.content.decode()
+    assert '<span class="av-badge av-badge--approved">Approved</span>' in page
+    assert '<span class="av-badge av-badge--denied">Denied</span>' in page
+
+
+def test_the_list_filters_by_status_mode_and_date_range_and_searches_subjects(dashboard, onboarded):
+    approved = finished_session(onboarded.tenant, status="approved", subject="gamer-1")
+    denied = finished_session(onboarded.tenant, status="denied", subject="gamer-2")
+    sandbox = finished_session(onboarded.tenant, status="approved", mode="test", subject="tester")
+    old = finished_session(onboarded.tenant, status="initiated", subject="old-gamer")
+    _created_days_ago(old, 10)
+    today = timezone.now().date()
+
+    def listed(**query):
+        return set(_listed_ids(dashboard.get("/dashboard/sessions/", query)))
+
+    assert listed(status="approved") == {approved.id, sandbox.id}
+    assert listed(status="denied") == {denied.id}
+    assert listed(mode="test") == {sandbox.id}
+    assert listed(status="approved", mode="live") == {approved.id}
+    assert listed(**{"from": str(today - timedelta(days=11)), "to": str(today - timedelta(days=9))}) == {old.id}
+    assert listed(**{"from": str(today)}) == {approved.id, denied.id, sandbox.id}
+    assert listed(q="gamer") == {approved.id, denied.id, old.id}
+    assert listed(q=denied.id) == {denied.id}
+    assert listed(status="", mode="", q="") == {approved.id, denied.id, sandbox.id, old.id}  # an empty form
+
+
+def test_bad_filter_values_are_reported_on_the_page_and_not_applied(dashboard, onboarded):
+    session = finished_session(onboarded.tenant)
+
+    for query, message in [({"status": "lost"}, "Unknown status 'lost'"),
+                           ({"from": "yesterday"}, "'yesterday' is not a date"),
+                           ({"from": "2026-02-02", "to": "2026-01-01"}, "The start date is after the end date")]:
+        response = dashboard.get("/dashboard/sessions/", query)
+        assert response.status_code == 200
+        assert message in html.unescape(response.content.decode())
+        assert _listed_ids(response) == [session.id]
+
+
+def test_an_address_the_list_cannot_apply_gets_a_clear_page_not_an_error(dashboard, onboarded):
+    finished_session(onboarded.tenant)
+
+    response = dashboard.get("/dashboard/sessions/", {"no_such_field": "1"}, follow=True)
+
+    assert response.status_code == 400
+    assert b"These filters cannot be applied" in response.content
+
+
+def test_the_list_is_paginated_25_to_a_page(dashboard, onboarded):
+    sessions = [finished_session(onboarded.tenant, status="initiated") for _ in range(27)]
+
+    first, second = dashboard.get("/dashboard/sessions/"), dashboard.get("/dashboard/sessions/", {"p": 2})
+
+    assert len(_listed_ids(first)) == 25 and len(_listed_ids(second)) == 2
+    assert set(_listed_ids(first)) | set(_listed_ids(second)) == {session.id for session in sessions}
+
+
+def test_the_detail_page_shows_results_history_with_causes_and_webhook_attempts(dashboard, onboarded):
+    session, delivery = delivery_with_attempt(onboarded.tenant, status_code=502)
+
+    page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
+
+    assert 'data-field="estimatedAge">31.5<' in page and 'data-field="ageConfidence">0.87<' in page
+    assert 'data-field="isLive">' in page and 'data-field="livenessScore">0.96<' in page
+    history = page.split('id="history"', 1)[1].split("</section>", 1)[0]
+    assert [cause.strip() for cause in re.findall(r"UTC</time> · ([^<]+)<", history)] == [
+        "POST /v1/sessions", "selfie submitted", "estimated age above the limit"]
+    assert "Approved by age estimation" in history
+    webhook = page.split('id="webhooks"', 1)[1]
+    assert delivery.pk in webhook and ">502<" in webhook and "Re-send" in webhook
+
+
+def test_opening_an_open_session_past_its_expiry_shows_it_expired(dashboard, onboarded):
+    session = finished_session(onboarded.tenant, status="initiated")
+    VerificationSession.objects.filter(pk=session.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
+
+    assert '<span class="av-badge av-badge--denied">Denied</span>' in page
+    assert "session expired" in page
+
+
+def test_session_pages_are_read_only(dashboard, onboarded):
+    session = finished_session(onboarded.tenant)
+
+    assert dashboard.post(f"/dashboard/sessions/{session.id}/").status_code == 405
+    assert dashboard.post("/dashboard/sessions/").status_code == 405
+    for path in ("add/", f"{session.id}/change/", f"{session.id}/delete/", f"{session.id}/history/"):
+        assert dashboard.get(f"/dashboard/sessions/{path}").status_code == 404

@@ -1,0 +1,70 @@
+"""A user in several tenants switches between them; the choice is kept in the session and re-checked each time."""
+import re
+
+import pytest
+from django.test import Client
+
+from tenants.models import Membership
+from tenants.services import membership_add
+from tests.dashboard.builders import finished_session
+
+
+def _shown_tenant_id(client) -> str:
+    return re.search(r'<code id="tenant-id"[^>]*>([^<]+)</code>', client.get("/dashboard/").content.decode()).group(1)
+
+
+@pytest.fixture
+def two_tenant_client(staff_user, rival):
+    membership_add(tenant=rival.tenant, user=staff_user)
+    client = Client()
+    client.force_login(staff_user)
+    return client
+
+
+def test_a_member_of_several_tenants_gets_a_switcher_and_changes_tenant(two_tenant_client, onboarded, rival):
+    home = two_tenant_client.get("/dashboard/").content.decode()
+    assert 'id="tenant-switcher"' in home and "Rival Inc" in home
+    assert _shown_tenant_id(two_tenant_client) == onboarded.tenant.id  # the first by name comes first
+
+    response = two_tenant_client.post("/dashboard/tenant/switch/",
+                                      {"tenant": rival.tenant.id, "next": "/dashboard/webhooks/"})
+
+    assert response.status_code == 302 and response["Location"] == "/dashboard/webhooks/"
+    assert _shown_tenant_id(two_tenant_client) == rival.tenant.id
+
+
+def test_after_switching_pages_and_actions_act_on_the_new_tenant_only(two_tenant_client, onboarded, rival):
+    own = finished_session(onboarded.tenant)
+    theirs = finished_session(rival.tenant)
+    assert two_tenant_client.get(f"/dashboard/sessions/{theirs.id}/").status_code == 404
+
+    two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": rival.tenant.id})
+
+    assert two_tenant_client.get(f"/dashboard/sessions/{theirs.id}/").status_code == 200
+    assert two_tenant_client.get(f"/dashboard/sessions/{own.id}/").status_code == 404
+    two_tenant_client.post("/dashboard/keys/generate/", {"mode": "test", "label": "from-switch"})
+    assert rival.tenant.api_keys.filter(label="from-switch").exists()
+    assert not onboarded.tenant.api_keys.filter(label="from-switch").exists()
+
+
+def test_a_single_tenant_member_sees_no_switcher(dashboard):
+    assert 'id="tenant-switcher"' not in dashboard.get("/dashboard/").content.decode()
+
+
+def test_switching_needs_a_post(two_tenant_client, rival):
+    assert two_tenant_client.get("/dashboard/tenant/switch/", {"tenant": rival.tenant.id}).status_code == 405
+
+
+def test_losing_the_chosen_tenants_membership_falls_back_to_another(two_tenant_client, onboarded, rival, staff_user):
+    two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": rival.tenant.id})
+
+    Membership.objects.filter(user=staff_user, tenant=rival.tenant).delete()
+
+    home = two_tenant_client.get("/dashboard/").content.decode()
+    assert _shown_tenant_id(two_tenant_client) == onboarded.tenant.id
+    assert rival.tenant.id not in home and 'id="tenant-switcher"' not in home
+
+
+def test_switching_to_a_tenant_that_does_not_exist_is_a_404(two_tenant_client):
+    assert two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": "ten_nope"}).status_code == 404
+    assert two_tenant_client.post("/dashboard/tenant/switch/", {}).status_code == 404

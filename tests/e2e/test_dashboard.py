@@ -1,0 +1,96 @@
+"""The tenant dashboard in a real browser: sign in, generate a key, copy it, use it on the API, then revoke it.
+
+Screenshots of the home and sessions pages go to test-artifacts/ (dashboard-*.png).
+"""
+import re
+from datetime import timedelta
+
+import pytest
+import requests
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from sessions_api.models import VerificationSession
+from tenants.services import membership_add
+from tests.dashboard.builders import finished_session
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.e2e
+
+PASSWORD = "correct horse battery staple"
+DESKTOP = {"viewport": {"width": 1360, "height": 900}}
+# A month of traffic, so the usage chart and the sessions list have something to show: (days ago, status).
+HISTORY = [(0, "approved"), (0, "initiated"), (1, "approved"), (1, "denied"), (3, "approved"), (3, "approved"),
+           (6, "denied"), (9, "approved"), (13, "approved"), (17, "denied"), (22, "approved"), (28, "approved")]
+
+
+@pytest.fixture
+def staff(onboarded):
+    user = UserFactory(username="alice", email="alice@acme.test")
+    membership_add(tenant=onboarded.tenant, user=user)
+    for days_ago, status in HISTORY:
+        session = finished_session(onboarded.tenant, status=status)
+        VerificationSession.objects.filter(pk=session.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
+    return user
+
+
+@pytest.fixture
+def console(browser, live_base_url):
+    """A desktop browser tab that may use the clipboard on the live server's origin."""
+    context = browser.new_context(**DESKTOP)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_base_url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def _create_session(base_url, api_key):
+    return requests.post(f"{base_url}/v1/sessions", json={"subject": "e2e-user", "age_limit": 18},
+                         headers={"X-API-Key": api_key}, timeout=10)
+
+
+def test_staff_generate_copy_and_use_a_key_then_revoke_it(console, live_base_url, staff, onboarded, screenshot):
+    page = console
+    page.goto(f"{live_base_url}/dashboard/")
+    expect(page.get_by_role("heading", name="Sign in to your dashboard")).to_be_visible()
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+
+    expect(page.get_by_role("heading", name="Acme Games")).to_be_visible()
+    expect(page.locator("#tenant-id")).to_have_text(onboarded.tenant.id)
+    expect(page.locator("#usage-total")).to_have_text(str(len(HISTORY)))
+    screenshot(page, "dashboard-home")
+
+    page.get_by_label("Label").fill("e2e backend")
+    page.get_by_role("button", name="Generate new key").click()
+    expect(page.get_by_role("heading", name="Your new API key")).to_be_visible()
+    shown_key = page.locator("#new-api-key").inner_text().strip()
+    assert re.fullmatch(r"av_live_[A-Za-z0-9_-]{40}", shown_key)
+
+    page.get_by_role("button", name="Copy API key").click()
+    expect(page.get_by_role("button", name="Copy API key")).to_contain_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == shown_key
+    screenshot(page, "dashboard-new-key")
+
+    created = _create_session(live_base_url, copied)
+    assert created.status_code == 201, created.text
+    session_id = created.json()["session"]["sessionId"]
+
+    page.get_by_role("link", name="Sessions").click()
+    expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+    expect(page.locator("#sessions-results")).to_contain_text(session_id)
+    screenshot(page, "dashboard-sessions")
+
+    page.get_by_role("link", name=session_id).click()
+    expect(page.locator("#session-status")).to_contain_text("Initiated")
+    expect(page.locator("#history")).to_contain_text("POST /v1/sessions")
+
+    page.get_by_role("link", name="Home").click()
+    key_row = page.locator("#active-keys tr", has_text="e2e backend")
+    key_row.get_by_role("link", name="Revoke").click()
+    page.get_by_role("button", name="Revoke key").click()
+    expect(page.locator(".messagelist")).to_contain_text("is revoked")
+    assert _create_session(live_base_url, copied).status_code == 401

@@ -2,42 +2,14 @@
 
 The machine's PostgreSQL and Redis stay up: outages are simulated by pointing this process at a closed port.
 """
-from contextlib import contextmanager
-
 import pytest
-from django.db import connection
 from django.test import Client
 
-from ageverify.celery import app as celery_app
-
-CLOSED_PORT_BROKER = "redis://127.0.0.1:1/0"
-
-
-@contextmanager
-def broker_url(url):
-    real = celery_app.conf.broker_url
-    celery_app.conf.broker_url = url
-    try:
-        yield
-    finally:
-        celery_app.conf.broker_url = real
-
-
-@contextmanager
-def database_unreachable():
-    saved = dict(connection.settings_dict)
-    connection.close()
-    connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
-    try:
-        yield
-    finally:
-        connection.close()
-        connection.settings_dict.clear()
-        connection.settings_dict.update(saved)
+from tests.outages import broker_unreachable, database_unreachable
 
 
 def test_healthz_answers_without_touching_the_database_or_the_broker(db):
-    with broker_url(CLOSED_PORT_BROKER), database_unreachable():
+    with broker_unreachable(), database_unreachable():
         response = Client().get("/healthz")
 
     assert response.status_code == 200
@@ -52,7 +24,7 @@ def test_readyz_is_200_when_the_database_and_the_broker_answer(db):
 
 
 def test_readyz_is_a_json_503_when_the_broker_is_unreachable(db):
-    with broker_url(CLOSED_PORT_BROKER):
+    with broker_unreachable():
         response = Client().get("/readyz")
 
     assert response.status_code == 503

@@ -4,29 +4,16 @@ The machine's PostgreSQL is shared and stays up: this test points its own connec
 (127.0.0.1:1), which fails the way a database that went away does, then restores it.
 """
 import logging
-from contextlib import contextmanager
 
 import pytest
 from django.db import connection
 
 from sessions_api.models import VerificationSession, new_session_id
 from tests.conftest import ApiClient
+from tests.outages import database_unreachable
 from tests.sessions_api.assertions import assert_problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def database_unreachable():
-    saved = dict(connection.settings_dict)
-    connection.close()
-    connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
-    try:
-        yield
-    finally:
-        connection.close()
-        connection.settings_dict.clear()
-        connection.settings_dict.update(saved)
 
 
 def test_creating_a_session_with_the_database_down_is_503_with_retry_after(onboarded, caplog):

@@ -1,5 +1,4 @@
 """Fixtures for webhook tests: a real HTTPS receiver on loopback, trusted through WEBHOOK_CA_BUNDLE."""
-import contextlib
 
 import pytest
 
@@ -51,22 +50,3 @@ def wait_for_status(session: dict, status: str, timeout: float = 10.0) -> Webhoo
     """The session's delivery once it reaches `status` (the worker records it just after the receiver answers)."""
     query = WebhookDelivery.objects.filter(subject_ref=session["sessionId"], status=status)
     return wait_until(query.first, timeout=timeout)
-
-
-@contextlib.contextmanager
-def broker_unreachable():
-    """Point the Celery app at a closed port, as during a Redis outage; the machine's Redis stays up."""
-    from ageverify.celery import app
-
-    real_url = app.conf.broker_url
-
-    def use(url):
-        app.conf.broker_url = url
-        app._pool = None  # the connection pool and producer pool are rebuilt from broker_url on next use
-        app.amqp._producer_pool = None
-
-    use("redis://127.0.0.1:1/0")
-    try:
-        yield
-    finally:
-        use(real_url)

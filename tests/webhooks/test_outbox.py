@@ -23,7 +23,9 @@ from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_deliveries_sweep
 from webhooks.tasks import webhook_deliveries_sweep as sweep_task
 
-from .conftest import broker_unreachable, delivery_of, finalize_with_webhook, wait_for_status
+from tests.outages import broker_unreachable
+
+from .conftest import delivery_of, finalize_with_webhook, wait_for_status
 from .receiver import Reply
 
 REPO = Path(__file__).resolve().parents[2]

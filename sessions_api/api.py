@@ -62,6 +62,15 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
+def require_json_body(request) -> None:
+    """A POST must say it is JSON (415 otherwise) and carry a body (400 malformed_json otherwise)."""
+    if request.content_type.split(";")[0].strip().lower() != "application/json":
+        raise ApiProblem(status_code=415, code="unsupported_media_type",
+                         detail="Send the body as JSON with Content-Type: application/json.")
+    if request.stream is None:
+        raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
+
+
 class ApiView(APIView):
     """Base of every partner endpoint: API key authentication, per-key rate limit and its headers."""
 
@@ -107,11 +116,7 @@ class SessionCreateApi(ApiView):
         responses={201: SessionCreateResponseSerializer, **problems(400, 401, 403, 409, 413, 415, 422, 429, 503)},
     )
     def post(self, request):
-        if request.content_type.split(";")[0].strip().lower() != "application/json":
-            raise ApiProblem(status_code=415, code="unsupported_media_type",
-                             detail="Send the body as JSON with Content-Type: application/json.")
-        if request.stream is None:
-            raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
+        require_json_body(request)
         return idempotent(request, request.user.tenant, lambda: self._create(request))
 
     def _create(self, request):
@@ -135,7 +140,7 @@ class SessionDetailApi(ApiView):
     )
     def get(self, request, session_id: str):
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id)
+            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
         except SessionNotFound:
             raise session_not_found()
         return Response(session_read_representation(session))

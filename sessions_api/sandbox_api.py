@@ -6,7 +6,8 @@ from rest_framework.response import Response
 
 from tenants.models import ApiKey
 
-from .api import ApiView, problems, response_headers, session_not_found
+from .api import ApiView, problems, require_json_body, response_headers, session_not_found
+from .models import Mode
 from .problems import ApiProblem
 from .sandbox import TARGETS, NotASandboxSession, sandbox_advance
 from .selectors import SessionNotFound, session_get_for_tenant
@@ -62,15 +63,11 @@ class SandboxAdvanceApi(ApiView):
             # Live keys see no sandbox at all: the endpoint does not exist for them.
             raise ApiProblem(status_code=404, code="not_found",
                              detail="The sandbox endpoint is available to test keys (av_test_...) only.")
-        if request.content_type.split(";")[0].strip().lower() != "application/json":
-            raise ApiProblem(status_code=415, code="unsupported_media_type",
-                             detail="Send the body as JSON with Content-Type: application/json.")
-        if request.stream is None:
-            raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
+        require_json_body(request)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id)
+            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=Mode.TEST)
             sandbox_advance(session_id=session.id, to=serializer.validated_data["to"])
         except (SessionNotFound, NotASandboxSession):
             raise session_not_found()
@@ -79,5 +76,5 @@ class SandboxAdvanceApi(ApiView):
                 status_code=409, code="invalid_transition",
                 detail=f"The session is {session.status}; it cannot move to {serializer.validated_data['to']}.",
             )
-        session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id)
+        session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=Mode.TEST)
         return Response(session_read_representation(session))

@@ -15,19 +15,22 @@ class SessionNotFound(Exception):
     pass
 
 
-def session_get_for_tenant(*, tenant: Tenant, session_id: str) -> VerificationSession:
-    """The session, with its results; another tenant's session is indistinguishable from an unknown id."""
+def session_get_for_tenant(*, tenant: Tenant, session_id: str, mode: str | None = None) -> VerificationSession:
+    """The session, with its results; another tenant's session is indistinguishable from an unknown id.
+
+    With `mode`, only a session of that mode is found: a live key never sees sandbox sessions, nor a
+    test key live ones, as two separate environments of one tenant.
+    """
     if not _SESSION_ID.fullmatch(session_id):
         raise SessionNotFound(session_id)
-    session = (
-        VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
-        .filter(tenant=tenant, pk=session_id)
-        .first()
-    )
+    sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+    if mode is not None:
+        sessions = sessions.filter(mode=mode)
+    session = sessions.filter(tenant=tenant, pk=session_id).first()
     if session is None:
         raise SessionNotFound(session_id)
     if session.expires_at is not None and not session.is_final:
         expired = session_expire_if_due(session)
         if expired is not session:
-            return session_get_for_tenant(tenant=tenant, session_id=session_id)
+            return session_get_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
     return session

@@ -114,13 +114,21 @@ def live_base_url(live_server, settings, transactional_db):
     return live_server.url
 
 
+def _partner(base_url: str, api_key: str):
+    partner = Partner(base_url, api_key)
+    yield partner
+    # Hang up: the live server's thread serving a keep-alive connection holds a database connection
+    # until then, which would keep the test database from being dropped at the end of the run.
+    partner.http.close()
+
+
 @pytest.fixture
 def partner(live_base_url, onboarded):
     """The onboarded tenant's backend with its test (sandbox) key."""
-    return Partner(live_base_url, onboarded.test_key)
+    yield from _partner(live_base_url, onboarded.test_key)
 
 
 @pytest.fixture
 def live_partner(live_base_url, onboarded):
     """The onboarded tenant's backend with its live key."""
-    return Partner(live_base_url, onboarded.live_key)
+    yield from _partner(live_base_url, onboarded.live_key)

@@ -107,10 +107,14 @@ def test_ids_that_cannot_be_sessions_are_404_not_errors(api, session_id):
     assert_problem(api.get(f"/v1/sessions/{session_id}"), 404, "session_not_found")
 
 
-def test_a_live_key_and_a_test_key_of_one_tenant_read_the_same_sessions(api, sandbox_api):
-    session_id = api.create_session()["sessionId"]
+def test_a_session_is_visible_only_to_keys_of_its_mode(api, sandbox_api):
+    live_id = api.create_session()["sessionId"]
+    sandbox_id = sandbox_api.create_session()["sessionId"]
 
-    assert sandbox_api.get(f"/v1/sessions/{session_id}").status_code == 200
+    assert api.get(f"/v1/sessions/{live_id}").status_code == 200
+    assert sandbox_api.get(f"/v1/sessions/{sandbox_id}").status_code == 200
+    assert_problem(sandbox_api.get(f"/v1/sessions/{live_id}"), 404, "session_not_found")
+    assert_problem(api.get(f"/v1/sessions/{sandbox_id}"), 404, "session_not_found")
 
 
 def test_a_valid_incoming_request_id_is_echoed(api):

@@ -88,7 +88,8 @@ class CreatedRangeFilter(admin.ListFilter):
         if self.day_from:
             start = datetime.combine(self.day_from, time.min, tzinfo=UTC)
             queryset = queryset.filter(created_at__gte=start)
-        if self.day_to:
+        # The calendar's last day has no next day to stop before: up to it is no upper bound at all.
+        if self.day_to and self.day_to < date.max:
             end = datetime.combine(self.day_to + timedelta(days=1), time.min, tzinfo=UTC)
             queryset = queryset.filter(created_at__lt=end)
         return queryset

@@ -9,6 +9,7 @@ from django.utils import timezone
 from sessions_api.models import Status, VerificationSession
 from tenants.models import ApiKey, Tenant
 from webhooks.models import WebhookAttempt, WebhookDelivery
+from webhooks.selectors import delivery_get
 
 USAGE_DAYS = 30
 RECENT_DELIVERIES = 25
@@ -42,7 +43,7 @@ def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDeliv
 
 
 def delivery_for_tenant(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
-    return WebhookDelivery.objects.filter(tenant=tenant, pk=delivery_id).first()
+    return delivery_get(tenant=tenant, delivery_id=delivery_id)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,21 @@ def _safe_next(request, fallback: str) -> str:
     return fallback
 
 
+def _shown_for_another_tenant(request) -> bool:
+    """Whether a form was shown for another tenant than the current one, i.e. the user switched in another tab.
+
+    Forms that act on the tenant as a whole (no object id that would 404) carry the tenant they were shown for.
+    """
+    shown = request.POST.get("tenant")
+    return bool(shown) and shown != current_tenant(request).id
+
+
+def _refuse_stale_form(request, url_name: str):
+    messages.error(request, f"That page was for another tenant, but the dashboard now shows "
+                            f"{current_tenant(request).name} (switched in another tab). Nothing was changed.")
+    return redirect(_url(url_name))
+
+
 # --- Home: Tenant ID, API keys, usage ---
 
 def _home_context(request, site, *, form=None, **extra):
@@ -60,6 +75,8 @@ def home(request, site):
 
 @require_POST
 def key_generate(request, site):
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "index")
     tenant = current_tenant(request)
     form = ApiKeyGenerateForm(request.POST)
     if form.is_valid():
@@ -118,6 +135,8 @@ def webhooks_page(request, site):
 
 @require_POST
 def webhook_secret_reveal(request, site):
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "webhooks")
     secret = services.dashboard_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request))
     context = _webhooks_context(request, site, revealed_secret=secret)
     return TemplateResponse(request, "dashboard/webhooks.html", context)
@@ -129,13 +148,19 @@ def webhook_secret_rotate(request, site):
         request.dashboard_nav = "webhooks"
         return TemplateResponse(request, "dashboard/webhook_rotate_confirm.html",
                                 site.page_context(request, title="Rotate signing secret"))
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "webhooks")
     tenant = services.dashboard_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request))
     tenancy_for(request).current = tenant  # the rotated secrets, for this page and its header
-    messages.success(
-        request,
-        f"New signing secret created. Until {tenant.webhook_secret_previous_expires_at:%Y-%m-%d %H:%M} UTC "
-        "every webhook carries signatures with both the new and the previous secret.",
-    )
+    overlap_until = tenant.webhook_secret_previous_expires_at
+    if overlap_until is None:  # there was no secret before this one: nothing to overlap with
+        messages.success(request, "New signing secret created. Every webhook is signed with it from now on.")
+    else:
+        messages.success(
+            request,
+            f"New signing secret created. Until {overlap_until:%Y-%m-%d %H:%M} UTC "
+            "every webhook carries signatures with both the new and the previous secret.",
+        )
     context = _webhooks_context(request, site, revealed_secret=tenant.webhook_secret)
     return TemplateResponse(request, "dashboard/webhooks.html", context)
 
@@ -146,6 +171,11 @@ def delivery_resend(request, site, delivery_id: str):
     delivery = selectors.delivery_for_tenant(tenant=tenant, delivery_id=delivery_id)
     if delivery is None:
         raise Http404("No such webhook delivery.")
+    if not tenant.webhooks_enabled:
+        # The sender would not send it anyway (webhooks.delivery); say so instead of a "queued" that never comes.
+        messages.error(request, "Webhook sending is not enabled for your account, so nothing was re-sent. "
+                                "Ask AgeVerify support to switch it on.")
+        return HttpResponseRedirect(_safe_next(request, _url("webhooks")))
     services.dashboard_delivery_resend(tenant=tenant, actor=actor_from(request), delivery=delivery)
     messages.success(request, f"Webhook {delivery.pk} is queued to be sent again.")
     return HttpResponseRedirect(_safe_next(request, _url("webhooks")))

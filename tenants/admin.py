@@ -2,7 +2,18 @@
 from django.contrib import admin, messages
 
 from .models import ApiKey, Membership, Tenant
-from .services import api_key_revoke
+from .services import api_key_revoke, webhook_secret_new
+
+
+def secret_hint(secret: str) -> str:
+    """Enough of a webhook secret to tell two apart (its last 4 characters), never enough to sign with."""
+    return f"whsec_…{secret[-4:]}" if secret else "—"
+
+
+def _log_action(model_admin, request, queryset, message: str) -> None:
+    # Admin actions bypass the change form, so Django records nothing: leave the same trail it would.
+    for obj in queryset:
+        model_admin.log_change(request, obj, message)
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -27,25 +38,51 @@ class TenantAdmin(admin.ModelAdmin):
     list_display = ("name", "id", "enabled", "webhooks_enabled", "session_ttl_seconds", "created_at")
     list_filter = ("enabled", "webhooks_enabled")
     search_fields = ("name", "id", "contact_email")
-    readonly_fields = ("id", "created_at", "webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at")
+    # Operators never need a partner's signing secret (staff reveal it, audited, in the dashboard): a hint only.
+    readonly_fields = ("id", "created_at", "signing_secret", "previous_signing_secret",
+                       "webhook_secret_previous_expires_at")
+    exclude = ("webhook_secret", "webhook_secret_previous")
     inlines = [ApiKeyInline, MembershipInline]
     actions = ["enable_webhooks", "disable_webhooks", "disable_tenants", "enable_tenants"]
+
+    @admin.display(description="webhook signing secret")
+    def signing_secret(self, tenant):
+        return secret_hint(tenant.webhook_secret)
+
+    @admin.display(description="previous signing secret")
+    def previous_signing_secret(self, tenant):
+        return secret_hint(tenant.webhook_secret_previous)
+
+    def lookup_allowed(self, lookup, value, request=None):
+        # A filter like ?webhook_secret__startswith=... would read a secret back one character at a time.
+        if lookup.split("__", 1)[0] in self.exclude:
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    def save_model(self, request, obj, form, change):
+        if not change and not obj.webhook_secret:
+            obj.webhook_secret = webhook_secret_new()  # as onboarding does: without one no webhook can be signed
+        super().save_model(request, obj, form, change)
 
     @admin.action(description="Enable webhook sending")
     def enable_webhooks(self, request, queryset):
         queryset.update(webhooks_enabled=True)
+        _log_action(self, request, queryset, "Enabled webhook sending.")
 
     @admin.action(description="Disable webhook sending")
     def disable_webhooks(self, request, queryset):
         queryset.update(webhooks_enabled=False)
+        _log_action(self, request, queryset, "Disabled webhook sending.")
 
     @admin.action(description="Disable tenants (their keys get 403)")
     def disable_tenants(self, request, queryset):
         queryset.update(enabled=False)
+        _log_action(self, request, queryset, "Disabled the tenant.")
 
     @admin.action(description="Enable tenants")
     def enable_tenants(self, request, queryset):
         queryset.update(enabled=True)
+        _log_action(self, request, queryset, "Enabled the tenant.")
 
 
 @admin.register(ApiKey)
@@ -64,6 +101,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         for api_key in queryset.filter(revoked_at__isnull=True):
             api_key_revoke(api_key=api_key)
+            self.log_change(request, api_key, "Revoked the key.")
         messages.success(request, "Selected keys are revoked; they fail at once.")
 
 

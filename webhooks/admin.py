@@ -44,5 +44,6 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         count = 0
         for delivery in queryset:
             delivery_resend(delivery=delivery)
+            self.log_change(request, delivery, "Re-sent the delivery.")  # actions leave no admin log of their own
             count += 1
         messages.success(request, f"{count} deliver{'y' if count == 1 else 'ies'} queued to be sent again.")

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 USER_AGENT = "ageverify-webhooks/1"
 # A retry due this soon is put on the queue with a countdown; later ones are left to the periodic sweep.
 QUEUE_WITH_COUNTDOWN_UP_TO = timedelta(seconds=60)
+DISABLED_ERROR = "not sent: webhook sending is disabled for this tenant"
 LOST_ATTEMPT_ERROR = "no result recorded: the worker stopped during this attempt (it may have been received)"
 
 
@@ -79,6 +80,10 @@ def _claim(delivery_id: str) -> _Claim | None:
 def _send(claim: _Claim) -> PostResult:
     delivery = claim.delivery
     body = delivery.payload.encode()
+    if not delivery.tenant.webhooks_enabled:
+        # The operator's switch counts at every attempt, not only when the event was written: switched
+        # off, retries and re-sends of events already in the outbox stop too (and resume if it is back on).
+        return PostResult(status_code=None, latency_ms=0, error=DISABLED_ERROR)
     if not claim.secrets:
         return PostResult(status_code=None, latency_ms=0, error="not sent: the tenant has no webhook secret")
     timestamp = int(time.time())

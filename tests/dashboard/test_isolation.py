@@ -53,6 +53,11 @@ def test_an_unknown_id_gets_the_same_404(dashboard, url):
     assert dashboard.get(url).status_code == 404
 
 
+@pytest.mark.parametrize("delivery_id", ["msg_01JZZZZZZZZZZZZZZZZZZZZZZZ", "msg_%00", "x" * 300])
+def test_re_sending_an_unknown_or_malformed_delivery_id_is_a_404(dashboard, delivery_id):
+    assert dashboard.post(f"/dashboard/webhooks/deliveries/{delivery_id}/resend/").status_code == 404
+
+
 def test_actions_refused_on_another_tenant_change_nothing(dashboard, rival_data):
     dashboard.post(f"/dashboard/keys/{rival_data['key'].pk}/revoke/")
     dashboard.post(f"/dashboard/webhooks/deliveries/{rival_data['delivery'].pk}/resend/")

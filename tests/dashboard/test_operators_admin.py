@@ -1,9 +1,12 @@
 """The operators' admin at /admin/: every model they run the service with is listed, filterable and searchable."""
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
 
 from dashboard.models import AuditLogEntry
 from dashboard.services import Actor, dashboard_webhook_secret_rotate
+from tenants.models import Tenant
+from tenants.selectors import webhook_signing_secrets
 from tests.dashboard.builders import delivery_with_attempt
 
 
@@ -44,3 +47,53 @@ def test_operators_read_every_tenants_audit_log_but_cannot_change_it(operator, o
     assert operator.get("/admin/dashboard/auditlogentry/add/").status_code == 403
     assert operator.post(f"/admin/dashboard/auditlogentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert AuditLogEntry.objects.filter(pk=entry.pk).exists()
+
+
+TENANT_ADD_FORM = {
+    "name": "Added By Hand", "contact_email": "", "enabled": "on", "webhooks_enabled": "on",
+    "session_ttl_seconds": "3600", "age_buffer_years": "5", "min_age_confidence": "0.5",
+    **{f"{prefix}-{name}": value for prefix in ("api_keys", "memberships")
+       for name, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"), ("MIN_NUM_FORMS", "0"),
+                           ("MAX_NUM_FORMS", "1000"))},
+}
+
+
+def test_a_tenant_added_in_the_admin_gets_a_signing_secret(operator):
+    response = operator.post("/admin/tenants/tenant/add/", TENANT_ADD_FORM)
+
+    assert response.status_code == 302, response.content
+    tenant = Tenant.objects.get(name="Added By Hand")
+    assert tenant.webhook_secret.startswith("whsec_")
+    assert webhook_signing_secrets(tenant) == [tenant.webhook_secret]
+
+
+def test_the_tenant_page_shows_operators_only_a_hint_of_the_signing_secrets(operator, onboarded, staff_user):
+    tenant = dashboard_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
+
+    page = operator.get(f"/admin/tenants/tenant/{tenant.pk}/change/").content.decode()
+
+    assert tenant.webhook_secret not in page and tenant.webhook_secret_previous not in page
+    assert f"whsec_…{tenant.webhook_secret[-4:]}" in page
+    assert f"whsec_…{tenant.webhook_secret_previous[-4:]}" in page
+    for field in ("webhook_secret", "webhook_secret_previous"):  # nor can a list filter guess them
+        assert operator.get("/admin/tenants/tenant/", {f"{field}__startswith": "whsec_"}).status_code == 400
+
+
+def test_the_operators_actions_are_recorded_in_the_admin_log(operator, onboarded):
+    _, delivery = delivery_with_attempt(onboarded.tenant)
+    key = onboarded.tenant.api_keys.get(mode="live")
+
+    for url, action, obj in [("/admin/tenants/tenant/", "disable_webhooks", onboarded.tenant),
+                             ("/admin/tenants/tenant/", "disable_tenants", onboarded.tenant),
+                             ("/admin/tenants/apikey/", "revoke", key),
+                             ("/admin/webhooks/webhookdelivery/", "resend", delivery)]:
+        operator.post(url, {"action": action, "_selected_action": [obj.pk]})
+
+    logged = [(entry.object_id, entry.get_change_message()) for entry in LogEntry.objects.order_by("pk")]
+    assert logged == [
+        (onboarded.tenant.pk, "Disabled webhook sending."),
+        (onboarded.tenant.pk, "Disabled the tenant."),
+        (str(key.pk), "Revoked the key."),
+        (delivery.pk, "Re-sent the delivery."),
+    ]
+    assert {entry.user.username for entry in LogEntry.objects.all()} == {"operator"}

@@ -65,6 +65,16 @@ def test_bad_filter_values_are_reported_on_the_page_and_not_applied(dashboard, o
         assert _listed_ids(response) == [session.id]
 
 
+def test_dates_at_the_ends_of_the_calendar_filter_without_an_error(dashboard, onboarded):
+    session = finished_session(onboarded.tenant)
+
+    for query in [{"to": "9999-12-31"}, {"from": "0001-01-01", "to": "9999-12-31"}]:
+        response = dashboard.get("/dashboard/sessions/", query)
+        assert response.status_code == 200
+        assert _listed_ids(response) == [session.id]
+    assert _listed_ids(dashboard.get("/dashboard/sessions/", {"from": "9999-12-31"})) == []
+
+
 def test_an_address_the_list_cannot_apply_gets_a_clear_page_not_an_error(dashboard, onboarded):
     finished_session(onboarded.tenant)
 

@@ -4,6 +4,7 @@ import re
 import pytest
 from django.test import Client
 
+from dashboard.models import AuditLogEntry
 from tenants.models import Membership
 from tenants.services import membership_add
 from tests.dashboard.builders import finished_session
@@ -68,3 +69,36 @@ def test_losing_the_chosen_tenants_membership_falls_back_to_another(two_tenant_c
 def test_switching_to_a_tenant_that_does_not_exist_is_a_404(two_tenant_client):
     assert two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": "ten_nope"}).status_code == 404
     assert two_tenant_client.post("/dashboard/tenant/switch/", {}).status_code == 404
+
+
+def _form_tenant(client, path: str, action: str) -> str:
+    """The tenant a page's form (the one posting to `action`) says it was shown for."""
+    page = client.get(path).content.decode()
+    form = page.split(f'action="{action}', 1)[1] if action != path else page.split('<form method="post"', 1)[1]
+    return re.search(r'name="tenant" value="([^"]+)"', form.split("</form>", 1)[0]).group(1)
+
+
+def test_a_form_left_open_for_one_tenant_changes_nothing_after_a_switch_in_another_tab(
+    two_tenant_client, onboarded, rival
+):
+    forms = {
+        "/dashboard/keys/generate/": _form_tenant(two_tenant_client, "/dashboard/", "/dashboard/keys/generate/"),
+        "/dashboard/webhooks/secret/reveal/": _form_tenant(two_tenant_client, "/dashboard/webhooks/",
+                                                           "/dashboard/webhooks/secret/reveal/"),
+        "/dashboard/webhooks/secret/rotate/": _form_tenant(two_tenant_client, "/dashboard/webhooks/secret/rotate/",
+                                                           "/dashboard/webhooks/secret/rotate/"),
+    }
+    assert set(forms.values()) == {onboarded.tenant.id}
+    two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": rival.tenant.id})  # in another tab
+    secret, keys = rival.tenant.webhook_secret, rival.tenant.api_keys.count()
+
+    for action, shown_for in forms.items():
+        response = two_tenant_client.post(action, {"tenant": shown_for, "mode": "live"}, follow=True)
+        assert "Nothing was changed" in response.content.decode(), action
+        assert rival.tenant.webhook_secret not in response.content.decode()
+
+    rival.tenant.refresh_from_db()
+    assert (rival.tenant.webhook_secret, rival.tenant.api_keys.count()) == (secret, keys)
+    assert not AuditLogEntry.objects.exists()
+    generated = two_tenant_client.post("/dashboard/keys/generate/", {"tenant": rival.tenant.id, "mode": "live"})
+    assert generated.status_code == 200 and rival.tenant.api_keys.count() == keys + 1

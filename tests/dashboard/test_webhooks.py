@@ -72,6 +72,17 @@ def test_after_the_overlap_only_the_new_secret_signs(dashboard, onboarded, recei
     assert b"Rotation in progress" not in dashboard.get("/dashboard/webhooks/").content
 
 
+def test_a_tenant_without_a_secret_gets_its_first_one_by_rotating(dashboard, onboarded):
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(webhook_secret="")
+
+    response = dashboard.post("/dashboard/webhooks/secret/rotate/")
+
+    assert response.status_code == 200
+    secret = Tenant.objects.get(pk=onboarded.tenant.pk).webhook_secret
+    assert secret.startswith("whsec_") and _revealed_secret(response) == secret
+    assert "Every webhook is signed with it from now on." in response.content.decode()
+
+
 def test_revealing_and_rotating_take_a_post(dashboard, onboarded):
     assert dashboard.get("/dashboard/webhooks/secret/reveal/").status_code == 405
     assert not AuditLogEntry.objects.exists()
@@ -114,6 +125,17 @@ def test_re_send_sends_the_same_event_again_and_is_audited(dashboard, onboarded,
     assert again.headers["webhook-id"] == delivery.pk and again.body == first.body
     entry = AuditLogEntry.objects.get(action="webhook.resent")
     assert (entry.actor, entry.target_id) == (staff_user, delivery.pk)
+
+
+def test_re_send_is_refused_with_a_message_while_the_operator_has_sending_switched_off(dashboard, onboarded):
+    _, delivery = delivery_with_attempt(onboarded.tenant)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(webhooks_enabled=False)
+
+    response = dashboard.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/", follow=True)
+
+    assert "sending is not enabled" in response.content.decode()
+    assert WebhookDelivery.objects.get(pk=delivery.pk).cycle_first_attempt == 1  # not queued again
+    assert not AuditLogEntry.objects.filter(action="webhook.resent").exists()
 
 
 def test_re_send_ignores_a_next_address_on_another_site(dashboard, onboarded):

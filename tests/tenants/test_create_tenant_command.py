@@ -40,7 +40,8 @@ def test_the_printed_keys_work_against_the_api(db):
     test = ApiClient(printed["test_api_key"]).create_session()
 
     assert (live["mode"], test["mode"]) == ("live", "test")
-    assert ApiClient(printed["api_key"]).get(f"/v1/sessions/{test['sessionId']}").status_code == 200
+    assert ApiClient(printed["api_key"]).get(f"/v1/sessions/{live['sessionId']}").status_code == 200
+    assert ApiClient(printed["test_api_key"]).get(f"/v1/sessions/{test['sessionId']}").status_code == 200
     assert printed["tenant_id"] in live["verificationUrl"]
 
 

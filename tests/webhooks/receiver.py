@@ -15,6 +15,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
+# A receiver name outside ASCII (`bücher.example`) and the A-label its certificate and DNS use.
+IDN_HOST = "b\u00fccher.example"
+IDN_HOST_ASCII = "xn--bcher-kva.example"
+
+
 @dataclass(frozen=True)
 class TlsFiles:
     ca_bundle: Path  # what the sender trusts (WEBHOOK_CA_BUNDLE)
@@ -23,7 +28,7 @@ class TlsFiles:
 
 
 def make_tls_files(directory: Path) -> TlsFiles:
-    """A throwaway CA and a server certificate for 127.0.0.1 and localhost, signed by it."""
+    """A throwaway CA and a server certificate for 127.0.0.1, localhost and an IDN name, signed by it."""
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "AgeVerify test CA")])
@@ -46,7 +51,7 @@ def make_tls_files(directory: Path) -> TlsFiles:
         .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
         .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+            x509.DNSName("localhost"), x509.DNSName(IDN_HOST_ASCII), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
         ]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -86,6 +91,7 @@ class WebhookReceiver:
 
     def __init__(self, tls: TlsFiles, host: str = "127.0.0.1"):
         self.received: list[Received] = []
+        self.server_names: list[str | None] = []  # the SNI of each TLS handshake, in order
         self._script: deque[Reply] = deque()
         self._lock = threading.Condition()
         receiver = self
@@ -127,6 +133,7 @@ class WebhookReceiver:
 
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(tls.cert_chain, tls.key)
+        context.sni_callback = lambda _socket, server_name, _context: self.server_names.append(server_name)
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
@@ -153,6 +160,7 @@ class WebhookReceiver:
     def reset(self) -> None:
         with self._lock:
             self.received.clear()
+            self.server_names.clear()
             self._script.clear()
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:

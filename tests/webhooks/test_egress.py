@@ -6,7 +6,7 @@ import pytest
 from webhooks.egress import ip_is_public
 from webhooks.transport import https_post
 
-from .receiver import Reply
+from .receiver import IDN_HOST, IDN_HOST_ASCII, Reply
 
 
 def post(url, **overrides):
@@ -18,7 +18,7 @@ def post(url, **overrides):
     "address",
     ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
      "224.0.0.1", "240.0.0.1", "255.255.255.255", "::1", "fe80::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1",
-     "::ffff:10.0.0.1", "2001:db8::1"],
+     "::ffff:10.0.0.1", "2001:db8::1", "fec0::1", "fec0:1:2:3::9"],
 )
 def test_private_loopback_link_local_reserved_and_multicast_addresses_are_not_public(address):
     assert not ip_is_public(address)
@@ -36,6 +36,16 @@ def test_a_loopback_target_is_refused_without_the_setting_and_nothing_is_sent(re
 
     assert result.status_code is None
     assert result.error == "refused: 127.0.0.1 is not a public address"
+    assert receiver.received == []
+
+
+@pytest.mark.parametrize("host", ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:127.0.0.1]", "[::1]"])
+def test_other_spellings_of_loopback_are_refused_too(receiver, settings, tls_files, host):
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+
+    result = post(f"https://{host}:{receiver.port}/hook", ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.status_code is None and result.error.startswith("refused: ")
     assert receiver.received == []
 
 
@@ -66,10 +76,52 @@ def test_the_connection_goes_to_the_address_that_was_checked_not_to_a_second_loo
     assert next(answers, None) is None  # looked up exactly once
 
 
+def resolving(monkeypatch, name: str, address: str = "127.0.0.1") -> None:
+    """Make `name` resolve to `address` for this test, as a partner's DNS would (either form of an IDN)."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        asked = host.encode("idna") if isinstance(host, str) else host
+        return real_getaddrinfo(address if asked == name.encode("idna") else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
 def test_the_certificate_is_verified_for_the_hostname(receiver, tls_files):
     result = post(receiver.url(host="localhost"), ca_bundle=str(tls_files.ca_bundle))
     assert result.status_code == 200, result.error
     assert receiver.received[0].headers["host"] == f"localhost:{receiver.port}"
+
+
+def test_the_hostname_is_sent_as_sni(receiver, tls_files):
+    post(receiver.url(host="localhost"), ca_bundle=str(tls_files.ca_bundle))
+    assert receiver.server_names == ["localhost"]
+
+
+def test_a_certificate_for_another_name_is_refused_even_from_a_trusted_ca(receiver, tls_files, monkeypatch):
+    resolving(monkeypatch, "other.example")
+
+    result = post(receiver.url(host="other.example"), ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.status_code is None
+    assert result.error.startswith("TLS certificate not trusted") and "other.example" in result.error
+    assert receiver.received == []
+
+
+def test_an_internationalized_host_name_is_sent_to_in_its_ascii_form(receiver, tls_files, monkeypatch):
+    resolving(monkeypatch, IDN_HOST_ASCII)
+
+    result = post(receiver.url(host=IDN_HOST), ca_bundle=str(tls_files.ca_bundle))
+
+    assert result.status_code == 200, result.error
+    assert receiver.server_names == [IDN_HOST_ASCII]
+    assert receiver.received[0].headers["host"] == f"{IDN_HOST_ASCII}:{receiver.port}"
+
+
+def test_a_site_local_ipv6_notification_url_is_refused_at_creation(api):
+    response = api.post("/v1/sessions", {"subject": "u", "age_limit": 18, "notification_url": "https://[fec0::1]/hook"})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["code"] == "forbidden_host"
 
 
 def test_a_certificate_outside_the_trust_store_is_not_sent_to(receiver):

@@ -177,12 +177,12 @@ def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_
 def test_no_delivery_without_a_notification_url_or_with_webhooks_disabled(api, onboarded, receiver):
     silent = api.create_session()
     finalize_with_webhook(api, receiver.url())  # the control: this one is sent
+    receiver.wait_for(1)  # before the switch goes off, which would stop its attempt too
     onboarded.tenant.webhooks_enabled = False
     onboarded.tenant.save(update_fields=["webhooks_enabled"])
     disabled = finalize_with_webhook(api, receiver.url())
     session_cancel(session_id=silent["sessionId"])
 
-    receiver.wait_for(1)
     time.sleep(0.3)
     assert len(receiver.received) == 1
     assert not WebhookDelivery.objects.filter(subject_ref__in=[silent["sessionId"], disabled["sessionId"]]).exists()

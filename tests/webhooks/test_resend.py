@@ -3,9 +3,10 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from tenants.models import Tenant
-from webhooks.delivery import webhook_delivery_attempt
+from webhooks.delivery import DISABLED_ERROR, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_resend
 
@@ -105,3 +106,30 @@ def test_the_operator_switch_enables_webhooks_for_a_tenant(operator_client, onbo
     assert Tenant.objects.get(pk=onboarded.tenant.pk).webhooks_enabled
     assert not WebhookDelivery.objects.filter(subject_ref=before["sessionId"]).exists()
     assert WebhookDelivery.objects.filter(subject_ref=after["sessionId"]).exists()
+
+
+def _attempt_now(delivery):
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+    return webhook_delivery_attempt(delivery_id=delivery.id)
+
+
+def test_switching_webhooks_off_stops_retries_already_in_the_outbox_until_it_is_back_on(
+    operator_client, onboarded, api, receiver
+):
+    receiver.script(Reply(status=500))
+    delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+    switch = {"_selected_action": [onboarded.tenant.pk]}
+
+    operator_client.post("/admin/tenants/tenant/", {"action": "disable_webhooks", **switch})
+    _attempt_now(delivery)
+
+    assert len(receiver.received) == 1
+    assert delivery.attempts.get(number=2).error == DISABLED_ERROR
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == "pending"
+
+    operator_client.post("/admin/tenants/tenant/", {"action": "enable_webhooks", **switch})
+    _attempt_now(delivery)
+
+    assert len(receiver.received) == 2
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == "delivered"

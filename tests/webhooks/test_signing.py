@@ -1,14 +1,20 @@
 """Standard Webhooks signatures, checked with the `standardwebhooks` package as partners will."""
 import base64
+import time
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+import webhooks.delivery
 from tenants.services import tenant_webhook_secret_rotate, webhook_secret_new
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
 from webhooks.signing import signature, signature_header
 
-from .conftest import finalize_with_webhook
+from .conftest import delivery_of, finalize_with_webhook
+from .receiver import Reply
 
 
 def test_signature_matches_the_standard_webhooks_reference_implementation():
@@ -63,3 +69,19 @@ def test_after_the_rotation_overlap_only_the_new_secret_signs(api, onboarded, re
     Webhook(tenant.webhook_secret).verify(request.body, request.headers)
     with pytest.raises(WebhookVerificationError):
         Webhook(old_secret).verify(request.body, request.headers)
+
+
+def test_each_attempt_carries_its_own_timestamp_and_a_signature_over_it(api, onboarded, receiver, monkeypatch):
+    receiver.script(Reply(status=500))
+    delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+    later = int(time.time()) + 120  # the retry happens two minutes later
+    monkeypatch.setattr(webhooks.delivery, "time", SimpleNamespace(time=lambda: later))
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=datetime.now(timezone.utc))
+    webhook_delivery_attempt(delivery_id=delivery.id)
+
+    first, retry = receiver.wait_for(2)
+    assert int(retry.headers["webhook-timestamp"]) == later > int(first.headers["webhook-timestamp"])
+    assert retry.body == first.body and retry.headers["webhook-id"] == first.headers["webhook-id"]
+    assert retry.headers["webhook-signature"] != first.headers["webhook-signature"]
+    Webhook(onboarded.tenant.webhook_secret).verify(retry.body, retry.headers)

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "sessions_api.middleware.RequestIdMiddleware",
     "sessions_api.middleware.ApiProblemMiddleware",
+    "sessions_api.middleware.ChunkedBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -135,6 +136,8 @@ CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
+    # Sessions left in processing by a lost or expired analysis message go back to their step.
+    "stuck-analyses-release": {"task": "sessions_api.tasks.stuck_analyses_release", "schedule": timedelta(seconds=60)},
     "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
     "idempotency-records-purge": {"task": "sessions_api.tasks.idempotency_records_purge", "schedule": timedelta(hours=1)},
 }

@@ -1,4 +1,5 @@
 """Response headers every flow page carries: no caching, a strict content security policy, camera for us only."""
+from functools import wraps
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
@@ -19,3 +20,19 @@ def flow_headers(response):
     response["Referrer-Policy"] = "same-origin"
     response["Permissions-Policy"] = "camera=(self), microphone=(), geolocation=()"
     return response
+
+
+def no_referrer(view):
+    """For a view whose own address holds a secret (the start link's token): no answer of it passes that on.
+
+    Its pages have no forms, so the reason the other pages keep "same-origin" does not apply; the
+    stylesheet and icon of a refusal page would otherwise be fetched with the whole link as Referer.
+    """
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
+    return wrapper

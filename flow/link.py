@@ -21,7 +21,7 @@ class LinkRejected(Exception):
     def __init__(self, kind: str, session: VerificationSession | None = None):
         super().__init__(kind)
         self.kind = kind
-        self.session = session  # set for a finished session, whose outcome the page can show
+        self.session = session  # set for a finished or expired session, whose outcome the page can show
 
 
 def flow_link_validate(query) -> VerificationSession:
@@ -45,8 +45,8 @@ def flow_link_validate(query) -> VerificationSession:
     if not hmac.compare_digest(expected.encode(), values["signature"].encode("utf-8", "replace")):
         raise LinkRejected("link_invalid")
     if session.expires_at <= timezone.now():
-        session_expire_if_due(session)
-        raise LinkRejected("link_expired")
+        # The finalized session goes with it, so the page can offer the way back to the partner.
+        raise LinkRejected("link_expired", session_expire_if_due(session))
     if not hmac.compare_digest(session_token_hash(values["token"]), session.token_hash):
         raise LinkRejected("link_invalid")
     if values["tenant_id"] != session.tenant_id:

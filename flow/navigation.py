@@ -5,6 +5,7 @@ from functools import wraps
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
+from sessions_api.analysis import retake_message
 from sessions_api.models import Mode, Status, VerificationSession
 from sessions_api.problems import is_backend_outage
 from sessions_api.state_machine import session_expire_if_due
@@ -33,7 +34,11 @@ def page_url_for(session: VerificationSession) -> str:
         return reverse("flow:sandbox") if status == Status.REQUIRES_DOC or session.selfie_attempts else reverse("flow:consent")
     if status == Status.REQUIRES_DOC:
         return reverse("flow:document")
-    return reverse("flow:selfie") if session.selfie_attempts else reverse("flow:consent")
+    # Sent back without an attempt counted (the analysis never came): the user has consented already,
+    # and the selfie page shows why they are asked again.
+    if session.selfie_attempts or retake_message(session):
+        return reverse("flow:selfie")
+    return reverse("flow:consent")
 
 
 def flow_session(request) -> VerificationSession | None:

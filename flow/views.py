@@ -37,7 +37,7 @@ from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 
 from .cookie import flow_cookie_set
 from .errors import error_page
-from .headers import flow_headers
+from .headers import flow_headers, no_referrer
 from .link import LinkRejected, flow_link_validate
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
 from .uploads import (
@@ -85,6 +85,7 @@ def _context(session, **extra):
 
 
 @require_GET
+@no_referrer
 @outage_safe
 def start(request):
     try:

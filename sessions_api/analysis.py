@@ -12,21 +12,30 @@ How biometric images are handled (CONTRACT 3: "held in memory only for the analy
     the state machine. Our code never writes an image to disk; the bytes go when the task ends.
 A retake sends the session back (processing -> initiated for a selfie, -> requires_doc for a
 document) with the message to show, which is kept in the transition's event `cause`.
+A lost or expired task message would leave the session in `processing` for ever: a periodic
+watchdog (`stuck_analyses_release`) sends it back the same way, without counting the attempt.
 """
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from .decision import Decision, decide_document, decide_selfie
-from .models import SessionEvent, Status, VerificationSession
-from .state_machine import TransitionNotAllowed, session_transition
+from .models import Mode, SessionEvent, Status, VerificationSession
+from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
 
 logger = logging.getLogger(__name__)
 
 RETAKE_CAUSE_PREFIX = "retake: "
+# An unconsumed analysis message is dropped after this many seconds (no backlog keeps images around).
+ANALYSIS_TASK_EXPIRES = 10 * 60
+# Past the message's lifetime and this margin, no worker can still be deciding the session.
+STUCK_ANALYSIS_MARGIN = 5 * 60
+MESSAGE_ANALYSIS_LOST = "We could not check your pictures in time. This attempt does not count."
 MAX_FRAMES_PER_STEP = 8
 MESSAGE_CHECK_FAILED = "Something went wrong while checking your picture. Please try again."
 MESSAGE_QUEUE_DOWN = "We cannot check pictures right now. Please try again in a minute."
@@ -146,10 +155,17 @@ def _apply(session: VerificationSession, decision: Decision, *, step: str, count
     if decision.is_retake:
         cause = (RETAKE_CAUSE_PREFIX + decision.retake_message)[:200]
     try:
-        session_transition(
-            session_id=session.id, to=decision.to_status, reason=decision.reason, cause=cause,
-            expected_from=(Status.PROCESSING,), results=decision.results, **{counter: F(counter) + 1},
-        )
+        with transaction.atomic():
+            # Time ran out while the pictures waited or were checked: the session ends as expired, as
+            # any read of it would make it, whether the expiry sweep or this worker comes first.
+            locked = VerificationSession.objects.select_for_update().get(pk=session.id)
+            if session_expire_if_due(locked) is not locked:
+                logger.info("decision on %s dropped: the session expired during its analysis", session.id)
+                return
+            session_transition(
+                session_id=session.id, to=decision.to_status, reason=decision.reason, cause=cause,
+                expected_from=(Status.PROCESSING,), results=decision.results, **{counter: F(counter) + 1},
+            )
     except TransitionNotAllowed:
         logger.info("decision on %s dropped: the session left processing meanwhile", session.id)
 
@@ -198,3 +214,37 @@ def document_analyse(*, session_id: str, image: bytes) -> None:
         attempts_so_far=session.document_attempts,
     )
     _apply(session, decision, step="document", counter="document_attempts")
+
+
+# --- watchdog: analyses that will never come ----------------------------------------------------
+
+def stuck_analyses_release(*, batch_size: int = 200) -> int:
+    """Send live sessions stuck in `processing` back to the step they were on; returns how many.
+
+    Sandbox sessions are left alone (a partner may park one in processing on purpose), and so are
+    sessions past their expiry, which the expiry task finalizes as denied/expired.
+    """
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=ANALYSIS_TASK_EXPIRES + STUCK_ANALYSIS_MARGIN)
+    stuck = VerificationSession.objects.filter(
+        status=Status.PROCESSING, mode=Mode.LIVE, updated_at__lte=cutoff, expires_at__gt=now
+    ).order_by("updated_at")
+    stuck_ids = list(stuck.values_list("id", flat=True)[:batch_size])
+    return sum(_stuck_analysis_release(session_id, cutoff) for session_id in stuck_ids)
+
+
+@transaction.atomic
+def _stuck_analysis_release(session_id: str, cutoff) -> bool:
+    # Locked and checked again: a decision, a cancel or a new submission since the query wins.
+    session = VerificationSession.objects.select_for_update().filter(
+        pk=session_id, status=Status.PROCESSING, updated_at__lte=cutoff
+    ).first()
+    if session is None:
+        return False
+    entered = SessionEvent.objects.filter(session=session, to_status=Status.PROCESSING).order_by("-id").first()
+    step = entered.from_status if entered is not None else Status.INITIATED
+    # No attempt counter moves: the user's pictures were never judged.
+    session_transition(session_id=session_id, to=step, expected_from=(Status.PROCESSING,),
+                       cause=RETAKE_CAUSE_PREFIX + MESSAGE_ANALYSIS_LOST)
+    logger.warning("analysis of %s never came: sent back to %s", session_id, step)
+    return True

@@ -82,6 +82,8 @@ class ApiView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        # X-API-Key is not Authorization, so nothing else tells a shared cache these answers are private.
+        response["Cache-Control"] = "no-store"
         state = getattr(request, "rate_limit_state", None)
         if state is not None:
             for name, value in state.headers().items():
@@ -113,7 +115,7 @@ class SessionCreateApi(ApiView):
             *response_headers(201),
         ],
         request=SessionCreateInputSerializer,
-        responses={201: SessionCreateResponseSerializer, **problems(400, 401, 403, 409, 413, 415, 422, 429, 503)},
+        responses={201: SessionCreateResponseSerializer, **problems(400, 401, 403, 409, 411, 413, 415, 422, 429, 503)},
     )
     def post(self, request):
         require_json_body(request)

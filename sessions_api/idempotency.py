@@ -2,6 +2,7 @@
 import hashlib
 import json
 from collections.abc import Callable
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -18,10 +19,17 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_MAX_LENGTH = 255
 
 
+def _exact_number(value: Decimal):
+    # The parser reads fractions as Decimals. One a float holds exactly hashes as that float (as before
+    # Decimals); any other keeps all its digits, so 18.00000000000000001 is not the body 18.0 was.
+    as_float = float(value)
+    return as_float if Decimal(repr(as_float)) == value else f"decimal:{value}"
+
+
 def request_fingerprint(method: str, path: str, data, mode: str = "") -> str:
     # ASCII escapes keep a body with lone surrogates (valid JSON escapes, not valid UTF-8) hashable. The
     # key's mode is part of it so a sandbox call never replays a live session, or the other way round.
-    canonical = json.dumps([method, path, mode, data], sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps([method, path, mode, data], sort_keys=True, separators=(",", ":"), default=_exact_number)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -1,6 +1,10 @@
-"""Request ids on every response, and problem details for anything under /v1/ that a view did not answer."""
+"""Request ids on every response, problem details for anything under /v1/ that a view did not answer, chunked bodies."""
+import io
 import logging
 import re
+
+from django.conf import settings
+from django.core.handlers.wsgi import LimitedStream
 
 from tenants.identifiers import prefixed_ulid
 
@@ -63,3 +67,38 @@ class ApiProblemMiddleware:
             return service_unavailable(request)
         logger.exception("unhandled error on %s", request.path, exc_info=exception)
         return internal_error(request)
+
+
+class ChunkedBodyMiddleware:
+    """Under /v1/, a body sent without Content-Length (`Transfer-Encoding: chunked`) is read like any other.
+
+    Django reads exactly CONTENT_LENGTH bytes, so such a body used to look empty ("The request body
+    is empty.") and was never held to the 16 KiB cap. gunicorn, uWSGI and mod_wsgi de-chunk it and
+    set `wsgi.input_terminated`; then at most cap + 1 bytes are buffered and given a length, and the
+    parser's usual checks (413 past the cap) apply. A server that does not de-chunk gets 411.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if chunked and request.path.startswith(API_PREFIX) and not request.META.get("CONTENT_LENGTH"):
+            if not request.META.get("wsgi.input_terminated"):
+                return problem_response(request, status_code=411, code="length_required",
+                                        detail="Send the body with a Content-Length header.")
+            body = _read_at_most(request.META["wsgi.input"], settings.API_MAX_BODY_BYTES + 1)
+            request.META["CONTENT_LENGTH"] = str(len(body))
+            request._stream = LimitedStream(io.BytesIO(body), len(body))
+        return self.get_response(request)
+
+
+def _read_at_most(stream, limit: int) -> bytes:
+    parts, size = [], 0
+    while size < limit:
+        part = stream.read(limit - size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)

@@ -21,6 +21,7 @@ TITLES = {
     "method_not_allowed": "Method not allowed",
     "not_acceptable": "Not acceptable",
     "payload_too_large": "Payload too large",
+    "length_required": "Length required",
     "unsupported_media_type": "Unsupported media type",
     "idempotency_key_in_use": "Idempotency key in use",
     "idempotency_key_reused": "Idempotency key reused",

@@ -56,7 +56,7 @@ class SandboxAdvanceApi(ApiView):
                     "and sends the same webhook. A live key gets 404.",
         parameters=response_headers(200),
         request=SandboxAdvanceInputSerializer,
-        responses={200: SessionReadResponseSerializer, **problems(400, 401, 403, 404, 409, 413, 415, 429, 503)},
+        responses={200: SessionReadResponseSerializer, **problems(400, 401, 403, 404, 409, 411, 413, 415, 429, 503)},
     )
     def post(self, request, session_id: str):
         if request.auth.mode != ApiKey.Mode.TEST:

@@ -1,6 +1,7 @@
 """The API's shapes: strict input validation (snake_case in) and the session representation (camelCase out)."""
 import ipaddress
 import unicodedata
+from decimal import Decimal
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -53,19 +54,23 @@ class StrictStringField(serializers.Field):
 
 @extend_schema_field({"type": "integer", "minimum": AGE_LIMIT_MIN, "maximum": AGE_LIMIT_MAX})
 class StrictIntegerField(serializers.Field):
-    """A JSON number with an integral value (18 or 18.0); strings, booleans and fractions are refused."""
+    """A JSON number with an integral value (18 or 18.0); strings, booleans and fractions are refused.
+
+    The parser reads fractions as exact Decimals, so 18.00000000000000001 is a fraction, not 18.0.
+    """
 
     def __init__(self, *, min_value: int, max_value: int, **kwargs):
         self.min_value, self.max_value = min_value, max_value
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
+        if isinstance(data, bool) or not isinstance(data, (int, float, Decimal)):
             raise ValidationError("must be an integer", code="invalid_type")
-        if isinstance(data, float) and not data.is_integer():
-            raise ValidationError("must be a whole number", code="invalid_type")
+        # The range first: int() of 1e999999999 would take all the memory there is.
         if not self.min_value <= data <= self.max_value:
             raise ValidationError(f"must be between {self.min_value} and {self.max_value}", code="out_of_range")
+        if data != int(data):
+            raise ValidationError("must be a whole number", code="invalid_type")
         return int(data)
 
     def to_representation(self, value):
@@ -105,6 +110,9 @@ class StrictUrlField(serializers.Field):
             raise ValidationError("must be an absolute http or https URL", code="invalid_url")
         parts = urlsplit(data)
         host = parts.hostname or ""
+        if parts.username is not None or parts.password is not None:
+            # Credentials would sit in our database and logs, and the webhook transport never sends them.
+            raise ValidationError("must not contain a user name or password", code="invalid_url")
         if parts.scheme != "https":
             http_allowed = not self.https_only and (settings.DEBUG or _is_loopback(host))
             if not http_allowed:

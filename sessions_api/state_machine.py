@@ -37,6 +37,8 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     # Decisions come from processing; expiry and cancellation may end any open session.
     Status.DENIED: OPEN_STATUSES,
 }
+# The denials that may end a session outside `processing` (CONTRACT 3); any other is a decision on analysed data.
+ENDS_ANY_OPEN_SESSION = (Reason.CANCELLED, Reason.EXPIRED)
 APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT)
 EVENT_COMPLETED = "verification.completed"
 
@@ -81,6 +83,8 @@ def session_transition(
     """
     _check_reason(to, reason)
     allowed = ALLOWED_FROM[to]
+    if to == Status.DENIED and reason not in ENDS_ANY_OPEN_SESSION:
+        allowed = (Status.PROCESSING,)
     if expected_from is not None:
         allowed = tuple(status for status in allowed if status in expected_from)
     now = timezone.now()

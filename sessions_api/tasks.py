@@ -4,6 +4,7 @@ import base64
 from celery import shared_task
 
 from . import analysis
+from .analysis import ANALYSIS_TASK_EXPIRES
 from .idempotency import idempotency_records_purge as _idempotency_records_purge
 from .state_machine import sessions_expire_due as _sessions_expire_due
 
@@ -18,10 +19,14 @@ def idempotency_records_purge() -> int:
     return _idempotency_records_purge()
 
 
+@shared_task(name="sessions_api.tasks.stuck_analyses_release")
+def stuck_analyses_release() -> int:
+    return analysis.stuck_analyses_release()
+
+
 # --- analysis of selfies and documents (sessions_api.analysis) ---
 # The images travel in the task message (base64, as the JSON serializer needs text) and nowhere
-# else; an unconsumed message expires, so a backlog cannot keep biometric data around.
-ANALYSIS_TASK_EXPIRES = 10 * 60
+# else; an unconsumed message expires (ANALYSIS_TASK_EXPIRES), so a backlog cannot keep biometric data around.
 
 
 def _encode(data: bytes) -> str:
@@ -38,11 +43,19 @@ def document_analyse(session_id: str, image: str) -> None:
     analysis.document_analyse(session_id=session_id, image=base64.b64decode(image))
 
 
+def _shown_as(session_id: str, pictures: int) -> dict:
+    # What Flower, `celery inspect` and task events display in place of the arguments: by default
+    # Celery shows their first KiB, here the pictures themselves.
+    return {"argsrepr": repr([session_id, f"<{pictures} picture(s) omitted>"]), "kwargsrepr": "{}"}
+
+
 def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> None:
     selfie_analyse.apply_async(
-        args=[session_id, [[step, _encode(data)] for step, data in frames]], expires=ANALYSIS_TASK_EXPIRES
+        args=[session_id, [[step, _encode(data)] for step, data in frames]], expires=ANALYSIS_TASK_EXPIRES,
+        **_shown_as(session_id, len(frames)),
     )
 
 
 def document_analysis_queue(session_id: str, image: bytes) -> None:
-    document_analyse.apply_async(args=[session_id, _encode(image)], expires=ANALYSIS_TASK_EXPIRES)
+    document_analyse.apply_async(args=[session_id, _encode(image)], expires=ANALYSIS_TASK_EXPIRES,
+                                 **_shown_as(session_id, 1))

@@ -1,4 +1,5 @@
 """DRF authentication by the `X-API-Key` header (spec section 5)."""
+import re
 from dataclasses import dataclass
 
 from rest_framework import exceptions
@@ -7,6 +8,8 @@ from rest_framework.authentication import BaseAuthentication
 from .models import ApiKey, Tenant
 from .selectors import api_key_resolve
 from .services import api_key_touch
+
+_KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,9 @@ class ApiKeyAuthentication(BaseAuthentication):
         raw_key = request.META.get(self.header, "").strip()
         if not raw_key:
             raise exceptions.NotAuthenticated("Send your API key in the X-API-Key header.", code="missing_api_key")
-        api_key = api_key_resolve(raw_key)
+        # Keys are url-safe ASCII; anything else (a NUL byte, which PostgreSQL refuses in a query) is
+        # no key of ours and is answered without a lookup.
+        api_key = api_key_resolve(raw_key) if _KEY_CHARACTERS.fullmatch(raw_key) else None
         if api_key is None:
             raise exceptions.AuthenticationFailed("The API key is unknown or has been revoked.", code="invalid_api_key")
         if not api_key.tenant.enabled:

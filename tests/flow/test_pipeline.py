@@ -212,3 +212,29 @@ def test_a_decision_on_a_session_cancelled_meanwhile_is_dropped(api, celery_work
     session = visitor.session
     assert (session.status, session.reason, session.selfie_attempts) == ("denied", "cancelled", 0)
     assert [e.to_status for e in SessionEvent.objects.filter(session=session)] == ["processing", "denied"]
+
+
+def run_the_queued_analysis():
+    """Do what a worker does with the analysis message the flow queued: read it off the real broker and run it."""
+    import json
+
+    from ageverify.celery import app
+
+    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop("celery"))
+    args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
+    app.tasks[message["headers"]["task"]].apply(args=args, kwargs=kwargs)
+
+
+def test_a_session_that_expires_while_its_selfie_waits_for_analysis_ends_expired_not_decided(api, onboarded):
+    # Whether the expiry sweep or the worker came first must not change the outcome.
+    onboarded.tenant.age_buffer_years, onboarded.tenant.min_age_confidence = 0, 0.0
+    onboarded.tenant.save()
+    visitor = open_flow(api, age_limit=10)
+    post_selfie(visitor, challenge_frames)
+    VerificationSession.objects.filter(pk=visitor.session_id).update(expires_at=timezone.now())
+
+    run_the_queued_analysis()
+
+    session = visitor.session
+    assert (session.status, session.reason) == ("denied", "expired")
+    assert [e.to_status for e in SessionEvent.objects.filter(session=session)] == ["processing", "denied"]

@@ -155,3 +155,32 @@ def test_a_second_link_replaces_the_first_sessions_cookie(api):
 
 def test_start_answers_get_only(api):
     assert Client().post(start_path(api.create_session()["verificationUrl"])).status_code == 405
+
+
+def test_an_expired_link_offers_the_way_back_to_the_cancel_url(api):
+    created = api.create_session(cancel_url="https://shop.example.com/cancel")
+    VerificationSession.objects.filter(pk=created["sessionId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    params = resigned(link_params(created), VerificationSession.objects.get(pk=created["sessionId"]))
+
+    response = get_start(params)
+
+    assert_friendly(response, 410, "This link has expired")
+    assert 'href="https://shop.example.com/cancel"' in response.content.decode()
+
+
+def test_start_answers_send_no_referrer_as_their_address_holds_the_token(api, sandbox_api):
+    # The start URL carries the session token: neither the redirect nor a refusal page (whose stylesheet
+    # and links would otherwise be fetched with it as Referer) may pass it on.
+    created = api.create_session()
+    finished = sandbox_api.create_session(callback_url="https://shop.example.com/done")
+    sandbox_api.post(f"/v1/test/sessions/{finished['sessionId']}/advance", {"to": "approved"})
+    answers = [
+        Client().get(start_path(created["verificationUrl"])),
+        get_start({**link_params(created), "signature": "x" * 43}),
+        get_start({**link_params(created), "token": ""}),
+        Client().get(start_path(finished["verificationUrl"])),
+    ]
+
+    assert [response.status_code for response in answers] == [303, 403, 400, 410]
+    assert all(response["Referrer-Policy"] == "no-referrer" for response in answers)
+    assert all(created["sessionToken"] not in response.get("Location", "") for response in answers)

@@ -192,3 +192,28 @@ def test_a_selfie_request_announcing_more_than_four_full_size_photos_is_refused_
     )
 
     assert_refused(live_visitor, response, 413, "too large to send together", "initiated")
+
+
+def test_the_queued_analysis_shows_no_picture_to_monitoring(api, settings):
+    # Flower, `celery inspect` and task events show a message's `argsrepr`; Celery fills it with the
+    # first KiB of the arguments, which here are the pictures themselves.
+    import base64
+    import json
+
+    import redis
+
+    from tests.flow.conftest import open_flow
+
+    selfie_visitor, document_visitor = open_flow(api), open_flow(api)
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=document_visitor.session_id, to=status, cause="test")
+    selfie_visitor.client.post("/flow/selfie", selfie_form(selfie_visitor))
+    post_document(document_visitor, jpeg(800, 600))
+
+    messages = [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1)]
+    assert {message["headers"]["task"] for message in messages} >= {"sessions_api.tasks.selfie_analyse",
+                                                                    "sessions_api.tasks.document_analyse"}
+    jpeg_start = base64.b64encode(jpeg()[:30]).decode()[:20]
+    for message in messages:
+        shown = message["headers"]["argsrepr"] + message["headers"]["kwargsrepr"]
+        assert jpeg_start not in shown and "ses_" in shown

@@ -91,10 +91,29 @@ def test_age_limit_outside_10_to_21_is_out_of_range(api, value):
     assert body["detail"] == "age_limit must be between 10 and 21"
 
 
-def test_age_limit_too_large_for_a_float_is_refused_not_crashed(api):
-    response = api.post("/v1/sessions", raw='{"subject": "u", "age_limit": 1e400}')
+@pytest.mark.parametrize("raw_number", ["1e400", "1" + "0" * 5000, "-1e400"])
+def test_age_limit_too_large_for_a_float_or_an_int_is_out_of_range_not_crashed(api, raw_number):
+    response = api.post("/v1/sessions", raw=f'{{"subject": "u", "age_limit": {raw_number}}}')
+
+    assert_validation_error(response, "age_limit", "out_of_range")
+
+
+@pytest.mark.parametrize("raw_number", ["18.0000000001", "18.00000000000000001", "17.99999999999999999"])
+def test_age_limit_a_hair_off_an_integer_is_refused_even_past_float_precision(api, raw_number):
+    response = api.post("/v1/sessions", raw=f'{{"subject": "u", "age_limit": {raw_number}}}')
 
     assert_validation_error(response, "age_limit", "invalid_type")
+    assert not VerificationSession.objects.exists()
+
+
+@pytest.mark.parametrize("raw", ['{"subject": "u", "age_limit": 30, "age_limit": 18}',
+                                 '{"subject": "u", "age_limit": 18, "callback_url": {"a": 1, "a": 2}}'])
+def test_a_body_with_a_duplicate_key_is_malformed_json_not_last_one_wins(api, raw):
+    # Two parsers (a partner's gateway and ours) could read different values out of such a body.
+    body = assert_problem(api.post("/v1/sessions", raw=raw), 400, "malformed_json")
+
+    assert "duplicate" in body["detail"]
+    assert not VerificationSession.objects.exists()
 
 
 @pytest.mark.parametrize("value", [42, None, ["user"], {"id": 1}, True])
@@ -125,6 +144,15 @@ def test_a_url_that_is_not_absolute_http_is_invalid_url(api, field, url):
     raw = json.dumps({**VALID, field: url})  # ASCII escapes: the NUL and the lone surrogate arrive as JSON escapes
 
     assert_validation_error(api.post("/v1/sessions", raw=raw), field, "invalid_url")
+
+
+@pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])
+@pytest.mark.parametrize("url", ["https://user:secret@shop.example.com/hook", "https://token@shop.example.com/hook"])
+def test_a_url_carrying_credentials_is_refused(api, field, url):
+    response = api.post("/v1/sessions", {**VALID, field: url})
+
+    assert_validation_error(response, field, "invalid_url")
+    assert not VerificationSession.objects.exists()
 
 
 @pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])

@@ -32,6 +32,15 @@ def test_the_same_key_and_body_replays_the_first_response_and_creates_nothing(ap
     assert VerificationSession.objects.count() == 1
 
 
+def test_a_number_that_only_rounds_to_the_first_bodys_is_another_body(api):
+    first = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.0}', headers={"Idempotency-Key": "k"})
+    other = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.00000000000000001}',
+                     headers={"Idempotency-Key": "k"})
+
+    assert first.status_code == 201
+    assert_problem(other, 422, "idempotency_key_reused")
+
+
 def test_a_replay_matches_the_body_not_its_formatting(api):
     first = _post(api)
     reformatted = api.post("/v1/sessions", raw='{ "callback_url":"https://shop.example.com/ok",\n"age_limit" : 18,'

@@ -150,3 +150,15 @@ def test_each_response_gets_a_new_request_id(api):
     ids = {api.get(f"/v1/sessions/{session_id}")["X-Request-Id"] for _ in range(3)}
 
     assert len(ids) == 3
+
+
+def test_api_answers_tell_caches_not_to_store_them(api):
+    # X-API-Key is not Authorization: a shared cache in front would otherwise be free to keep a
+    # session (or the creation response, with its token) and hand it to the next caller.
+    created = api.post("/v1/sessions", {"subject": "user-42", "age_limit": 18})
+    session_id = created.json()["session"]["sessionId"]
+
+    answers = [created, api.get(f"/v1/sessions/{session_id}"), api.get(f"/v1/sessions/{new_session_id()}")]
+
+    assert [answer.status_code for answer in answers] == [201, 200, 404]
+    assert all(answer["Cache-Control"] == "no-store" for answer in answers)

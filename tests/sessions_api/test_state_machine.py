@@ -58,7 +58,11 @@ def test_allowed_transitions_happen_and_are_recorded(db, start, move):
     "start, move",
     [("initiated", {"to": "approved", "reason": "age_estimation"}), ("initiated", {"to": "requires_doc"}),
      ("requires_doc", {"to": "approved", "reason": "document"}), ("processing", {"to": "processing"}),
-     ("requires_doc", {"to": "requires_doc"})],
+     ("requires_doc", {"to": "requires_doc"}),
+     # Outside `processing` only expiry and cancellation end a session: every other denial is a decision.
+     ("initiated", {"to": "denied", "reason": "liveness_failed"}),
+     ("requires_doc", {"to": "denied", "reason": "underage_document"}),
+     ("initiated", {"to": "denied", "reason": "attempts_exceeded"})],
 )
 def test_transitions_outside_the_graph_are_refused(db, start, move):
     session = _session(status=start)

@@ -1,0 +1,112 @@
+"""A session whose analysis message was lost goes back to its step, with a message and no attempt used.
+
+The analysis task travels through the broker and expires unconsumed after ANALYSIS_TASK_EXPIRES; a
+broker restart can lose it outright. Nothing then ever decides the session, so a periodic watchdog
+returns sessions stuck in `processing` past that lifetime (plus a margin) to the step the user was on.
+"""
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from ageverify.celery import app
+from sessions_api.analysis import ANALYSIS_TASK_EXPIRES, STUCK_ANALYSIS_MARGIN
+from sessions_api.models import VerificationSession
+from sessions_api.state_machine import session_transition
+from sessions_api.tasks import stuck_analyses_release
+from tests.flow.conftest import open_flow
+from tests.flow.test_uploads import jpeg, post_document, selfie_form
+
+MESSAGE = "We could not check your pictures in time. This attempt does not count."
+STUCK_FOR = timedelta(seconds=ANALYSIS_TASK_EXPIRES + STUCK_ANALYSIS_MARGIN + 1)
+
+
+def lose_the_analysis(visitor, *, processing_for: timedelta = STUCK_FOR):
+    """The broker forgets the queued task, and the session has been in processing for `processing_for`."""
+    app.control.purge()
+    VerificationSession.objects.filter(pk=visitor.session_id).update(updated_at=timezone.now() - processing_for)
+
+
+def submit_selfie(visitor):
+    assert visitor.client.post("/flow/selfie", selfie_form(visitor))["Location"] == "/flow/progress"
+    assert visitor.session.status == "processing"
+
+
+def test_a_lost_selfie_analysis_sends_the_user_back_to_the_selfie_with_a_message(live_visitor, api):
+    submit_selfie(live_visitor)
+    lose_the_analysis(live_visitor)
+
+    assert stuck_analyses_release() == 1
+
+    # The progress page's poll leads back to the selfie page (not the consent page), which says why.
+    assert live_visitor.client.get("/flow/status").json() == {"status": "initiated", "next": "/flow/selfie"}
+    assert live_visitor.client.get("/flow/progress")["Location"] == "/flow/selfie"
+    page = live_visitor.client.get("/flow/selfie").content.decode()
+    assert MESSAGE in page and "Attempt 1 of 3" in page
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
+    assert live_visitor.session.selfie_attempts == 0
+
+
+def test_a_lost_document_analysis_sends_the_user_back_to_the_document_step(live_visitor, api):
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
+    assert post_document(live_visitor, jpeg(800, 600))["Location"] == "/flow/progress"
+    lose_the_analysis(live_visitor)
+
+    assert stuck_analyses_release() == 1
+
+    assert live_visitor.client.get("/flow/progress")["Location"] == "/flow/document"
+    page = live_visitor.client.get("/flow/document").content.decode()
+    assert MESSAGE in page and "Attempt 1 of 3" in page
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"
+    assert live_visitor.session.document_attempts == 0
+
+
+def test_the_user_can_submit_again_after_a_lost_analysis(live_visitor):
+    submit_selfie(live_visitor)
+    lose_the_analysis(live_visitor)
+    stuck_analyses_release()
+
+    submit_selfie(live_visitor)
+
+    assert live_visitor.client.get("/flow/progress").status_code == 200
+
+
+def test_an_analysis_still_within_its_message_lifetime_is_left_alone(live_visitor):
+    submit_selfie(live_visitor)
+    lose_the_analysis(live_visitor, processing_for=timedelta(seconds=ANALYSIS_TASK_EXPIRES))
+
+    assert stuck_analyses_release() == 0
+
+    assert live_visitor.session.status == "processing"
+
+
+def test_a_sandbox_session_parked_in_processing_is_left_alone(sandbox_api):
+    # A partner tests its polling by leaving a sandbox session in processing: no analysis is coming.
+    visitor = open_flow(sandbox_api)
+    sandbox_api.post(f"/v1/test/sessions/{visitor.session_id}/advance", {"to": "processing"})
+    lose_the_analysis(visitor)
+
+    assert stuck_analyses_release() == 0
+
+    assert visitor.session.status == "processing"
+
+
+def test_a_stuck_session_past_its_expiry_is_left_to_expire_as_denied(live_visitor, api):
+    submit_selfie(live_visitor)
+    lose_the_analysis(live_visitor)
+    VerificationSession.objects.filter(pk=live_visitor.session_id).update(expires_at=timezone.now())
+
+    assert stuck_analyses_release() == 0
+
+    session = api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]
+    assert (session["status"], session["reason"]) == ("denied", "expired")
+
+
+def test_the_watchdog_runs_periodically_and_more_often_than_the_margin(db):
+    entries = [entry for entry in settings.CELERY_BEAT_SCHEDULE.values()
+               if entry["task"] == "sessions_api.tasks.stuck_analyses_release"]
+
+    assert len(entries) == 1
+    assert entries[0]["task"] in app.tasks
+    assert entries[0]["schedule"] <= timedelta(seconds=STUCK_ANALYSIS_MARGIN)

@@ -16,7 +16,8 @@ from .state_machine import Results, TransitionNotAllowed, session_transition
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
 
 # Fixed numbers, relative to the session's age limit, so every age limit gets a consistent story.
-APPROVED_AGE_OFFSET, APPROVED_CONFIDENCE = 12, 0.91
+# An approving estimate clears the tenant's buffer by this margin, as a real approval would.
+APPROVED_MARGIN_OVER_BUFFER, APPROVED_CONFIDENCE = 7, 0.91
 UNSURE_AGE_OFFSET, UNSURE_CONFIDENCE = 1, 0.42
 LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
 DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
@@ -78,7 +79,9 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool) -> 
     counter = {"selfie_attempts": F("selfie_attempts") + 1}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.AGE_ESTIMATION,
-                "results": _selfie_results(session, age_offset=APPROVED_AGE_OFFSET, confidence=APPROVED_CONFIDENCE),
+                "results": _selfie_results(
+                    session, age_offset=session.tenant.age_buffer_years + APPROVED_MARGIN_OVER_BUFFER,
+                    confidence=APPROVED_CONFIDENCE),
                 **counter}
     if to == Status.DENIED:
         return {"to": to, "reason": Reason.LIVENESS_FAILED,

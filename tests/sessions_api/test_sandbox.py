@@ -31,6 +31,16 @@ def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plau
     assert history(session_id) == [("initiated", "processing"), ("processing", "approved")]
 
 
+def test_an_approving_estimate_clears_the_tenants_own_age_buffer(sandbox_api, onboarded):
+    onboarded.tenant.age_buffer_years = 15
+    onboarded.tenant.save(update_fields=["age_buffer_years"])
+    session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
+
+    body = advance(sandbox_api, session_id, "approved").json()
+
+    assert body["ageEstimation"]["estimatedAge"] >= 18 + 15
+
+
 def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
     session_id = sandbox_api.create_session(age_limit=21)["sessionId"]
 

@@ -107,7 +107,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Short socket timeouts: the dashboard's sign-in throttle fails open when Redis is away, and must not hang first.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
 else:
     BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_URL = "filesystem://"
@@ -224,6 +226,14 @@ WEBHOOK_RETRY_JITTER = 0.2
 WEBHOOK_SEND_LEASE_SECONDS = int(os.environ.get("WEBHOOK_SEND_LEASE_SECONDS", "60"))
 # A delivery the sweep queued is not queued again for this long, so a busy worker is not flooded.
 WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
+
+# --- Dashboard sign-in throttling: failures per username and per client address within one window ---
+DASHBOARD_LOGIN_MAX_FAILURES_PER_USER = int(os.environ.get("DASHBOARD_LOGIN_MAX_FAILURES_PER_USER", "5"))
+DASHBOARD_LOGIN_MAX_FAILURES_PER_IP = int(os.environ.get("DASHBOARD_LOGIN_MAX_FAILURES_PER_IP", "20"))
+DASHBOARD_LOGIN_WINDOW_SECONDS = int(os.environ.get("DASHBOARD_LOGIN_WINDOW_SECONDS", str(15 * 60)))
+# How many reverse proxies of ours append to X-Forwarded-For; 0 trusts only REMOTE_ADDR. Behind one TLS
+# proxy set 1, or every client shares the proxy's address and so one per-address budget.
+DASHBOARD_LOGIN_TRUSTED_PROXIES = int(os.environ.get("DASHBOARD_LOGIN_TRUSTED_PROXIES", "0"))
 
 # --- Flower (Celery monitoring): "user:password" pairs, comma separated; flowerconfig.py refuses to start without.
 FLOWER_BASIC_AUTH = env_list("FLOWER_BASIC_AUTH")

@@ -2,6 +2,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from dashboard.forms import OperatorAuthenticationForm
+
 from .health import healthz, readyz
 
 # The operators' admin; tenant staff have their own AdminSite at /dashboard/ (dashboard/sites.py).
@@ -9,6 +11,7 @@ admin.site.site_header = "AgeVerify operations"
 admin.site.site_title = "AgeVerify operations"
 admin.site.index_title = "Tenants, keys, sessions and webhooks"
 admin.site.site_url = "/dashboard/"
+admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
 
 urlpatterns = [
     path("v1/", include("sessions_api.urls")),

@@ -8,6 +8,8 @@ from functools import update_wrapper
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
 from . import views
@@ -38,6 +40,14 @@ class TenantDashboardSite(admin.AdminSite):
             return view(request, *args, **kwargs)
 
         return super().admin_view(update_wrapper(in_this_site, view), cacheable)
+
+    @login_not_required
+    def login(self, request, extra_context=None):
+        response = super().login(request, extra_context)
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        if form is not None and form.has_error(NON_FIELD_ERRORS, "throttled"):
+            response.status_code = 429  # the login page itself, with the form's error, not a bare error page
+        return response
 
     def has_permission(self, request):
         return request.user.is_active and tenancy_for(request).current is not None
@@ -100,7 +110,7 @@ class TenantDashboardSite(admin.AdminSite):
         """Django's reset views, themed like the dashboard, sending a link that leads back to it."""
         context = {"site_header": self.site_header, "site_title": self.site_title, "has_permission": False}
         return [
-            path("password_reset/", auth_views.PasswordResetView.as_view(
+            path("password_reset/", views.PasswordResetRequestView.as_view(
                 form_class=DashboardPasswordResetForm,
                 template_name="dashboard/auth/password_reset_form.html",
                 email_template_name="dashboard/auth/password_reset_email.txt",

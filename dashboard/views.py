@@ -1,6 +1,7 @@
-"""The dashboard's own pages (home, keys, webhooks, tenant switch); lists and details live in admin.py."""
+"""The dashboard's own pages (home, keys, webhooks, tenant switch, reset request); lists and details: admin.py."""
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from sessions_api.models import Mode
 from tenants.selectors import webhook_signing_secrets
 
-from . import selectors, services
+from . import selectors, services, sign_in_throttle
 from .charts import usage_chart
 from .forms import ApiKeyGenerateForm, TenantSwitchForm
 from .tenancy import current_tenant, tenancy_for, tenant_switch
@@ -192,3 +193,19 @@ def tenant_switch_view(request, site):
     messages.success(request, f"Now showing {tenant.name}.")
     # Back to the same kind of page, never to an object of the previous tenant (it would be a 404 now).
     return redirect(_safe_next(request, _url("index")))
+
+
+# --- Password reset request, limited per client address: each request can send a mail ---
+
+class PasswordResetRequestView(auth_views.PasswordResetView):
+    def form_valid(self, form):
+        address = sign_in_throttle.client_address(self.request)
+        if sign_in_throttle.password_reset_admitted(address=address):
+            return super().form_valid(form)
+        form.add_error(None, ValidationError(
+            "Too many password reset requests from your network. Try again in %(wait)s.",
+            code="throttled", params={"wait": sign_in_throttle.wait_text()},
+        ))
+        response = self.form_invalid(form)
+        response.status_code = 429
+        return response

@@ -19,7 +19,20 @@ from .templatetags.dashboard_tags import utc
 from .tenancy import current_tenant
 
 
-class TenantScopedAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows are written by services only; no admin page may add, change or delete them."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class TenantScopedAdmin(ReadOnlyAdmin):
     """Read-only, and only the current tenant's rows: another tenant's object is a 404, as if it did not exist.
 
     Only the list (and, where a subclass adds it, a detail page) is routed: no add, change, delete or history.
@@ -38,15 +51,6 @@ class TenantScopedAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request, obj=None):
         return self.admin_site.has_permission(request) and (obj is None or obj.tenant_id == current_tenant(request).id)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
@@ -221,7 +225,7 @@ def audit_details(extra: dict) -> str:
 
 
 @admin.register(AuditLogEntry)
-class AuditLogEntryAdmin(admin.ModelAdmin):
+class AuditLogEntryAdmin(ReadOnlyAdmin):
     """Operators read every tenant's audit log; nobody edits it."""
 
     list_display = ("created_at", "tenant", "actor_label", "action", "target_type", "target_label", "ip_address")
@@ -230,11 +234,3 @@ class AuditLogEntryAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ("tenant",)
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -68,8 +68,11 @@ def outage_safe(view):
     return wrapper
 
 
-def flow_page(*statuses: str):
-    """Give the view the cookie's session, or redirect to the page of its status when it is not one of `statuses`."""
+def flow_page(*statuses: str, live_only: bool = False):
+    """Give the view the cookie's session, or redirect to the page of its status when it is not one of `statuses`.
+
+    `live_only` pages capture pictures for the real checks; a sandbox session is sent to its outcome buttons.
+    """
 
     def decorate(view):
         @outage_safe
@@ -80,6 +83,8 @@ def flow_page(*statuses: str):
                 return error_page(request, "no_session")
             if statuses and session.status not in statuses:
                 return flow_headers(SeeOther(page_url_for(session)))
+            if live_only and session.mode == Mode.TEST:
+                return flow_headers(SeeOther(reverse("flow:sandbox")))
             return flow_headers(view(request, session, *args, **kwargs))
 
         return wrapper

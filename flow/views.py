@@ -125,19 +125,15 @@ def selfie(request):
 
 
 @require_GET
-@flow_page(Status.INITIATED)
+@flow_page(Status.INITIATED, live_only=True)
 def _selfie_get(request, session):
-    if session.mode == Mode.TEST:
-        return SeeOther(reverse("flow:sandbox"))
     selfie_challenge_issue(session=session)
     return _selfie_page(request, session)
 
 
 @csrf_protect
-@flow_page(Status.INITIATED)
+@flow_page(Status.INITIATED, live_only=True)
 def _selfie_post(request, session, *, handler):
-    if session.mode == Mode.TEST:
-        return SeeOther(reverse("flow:sandbox"))
     rejected = upload_rejection(request, handler)
     if rejected:
         return _selfie_page(request, session, error=rejected, status=413)
@@ -194,18 +190,14 @@ def document(request):
 
 
 @require_GET
-@flow_page(Status.REQUIRES_DOC)
+@flow_page(Status.REQUIRES_DOC, live_only=True)
 def _document_get(request, session):
-    if session.mode == Mode.TEST:
-        return SeeOther(reverse("flow:sandbox"))
     return _document_page(request, session)
 
 
 @csrf_protect
-@flow_page(Status.REQUIRES_DOC)
+@flow_page(Status.REQUIRES_DOC, live_only=True)
 def _document_post(request, session, *, handler):
-    if session.mode == Mode.TEST:
-        return SeeOther(reverse("flow:sandbox"))
     rejected = upload_rejection(request, handler)
     if rejected:
         return _document_page(request, session, error=rejected, status=413)
@@ -219,12 +211,12 @@ def _document_post(request, session, *, handler):
     return SeeOther(reverse("flow:progress"))
 
 
-@flow_page(Status.INITIATED)
+@flow_page(Status.INITIATED, live_only=True)
 def _selfie_too_large(request, session):
     return _selfie_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
 
 
-@flow_page(Status.REQUIRES_DOC)
+@flow_page(Status.REQUIRES_DOC, live_only=True)
 def _document_too_large(request, session):
     return _document_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
 

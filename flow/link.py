@@ -1,6 +1,5 @@
 """Validation of the partner's verification link GET /flow/start?tenant_id=&session_id=&token=&signature= (CONTRACT 4)."""
 import hmac
-import re
 
 from django.utils import timezone
 
@@ -9,9 +8,9 @@ from sessions_api.models import VerificationSession
 from sessions_api.services import session_token_hash
 from sessions_api.state_machine import session_expire_if_due
 from sessions_api.timestamps import iso_ms
+from tenants.identifiers import is_prefixed_ulid
 
 PARAMETERS = ("tenant_id", "session_id", "token", "signature")
-_SESSION_ID = re.compile(r"ses_[0-9A-HJKMNP-TV-Z]{26}")
 _MAX_PARAMETER_LENGTH = 200
 
 
@@ -34,7 +33,7 @@ def flow_link_validate(query) -> VerificationSession:
     if not all(values.values()) or any(len(value) > _MAX_PARAMETER_LENGTH for value in values.values()):
         raise LinkRejected("link_incomplete")
     session = None
-    if _SESSION_ID.fullmatch(values["session_id"]):
+    if is_prefixed_ulid(values["session_id"], "ses"):
         session = VerificationSession.objects.select_related("tenant").filter(pk=values["session_id"]).first()
     if session is None:
         raise LinkRejected("link_invalid")

@@ -1,14 +1,9 @@
 """Reads on sessions: a tenant's session by id, expired on read when its time is up."""
-import re
-
+from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .models import VerificationSession
 from .state_machine import session_expire_if_due
-
-# `ses_` + a ULID (CONTRACT 1). Anything else cannot be a session and is answered without a query,
-# so a NUL byte (which PostgreSQL refuses in text) or a megabyte of path never reaches the database.
-_SESSION_ID = re.compile(r"ses_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 class SessionNotFound(Exception):
@@ -21,7 +16,7 @@ def session_get_for_tenant(*, tenant: Tenant, session_id: str, mode: str | None 
     With `mode`, only a session of that mode is found: a live key never sees sandbox sessions, nor a
     test key live ones, as two separate environments of one tenant.
     """
-    if not _SESSION_ID.fullmatch(session_id):
+    if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
     if mode is not None:

@@ -2,14 +2,14 @@
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from sessions_api.models import Status, VerificationSession
 from tenants.models import ApiKey, Tenant
-from webhooks.models import WebhookAttempt, WebhookDelivery
-from webhooks.selectors import delivery_get
+from webhooks.models import WebhookDelivery
+from webhooks.selectors import deliveries_for_subject, deliveries_for_tenant
 
 USAGE_DAYS = 30
 RECENT_DELIVERIES = 25
@@ -29,21 +29,14 @@ def api_key_for_tenant(*, tenant: Tenant, key_id: int) -> ApiKey | None:
     return ApiKey.objects.filter(tenant=tenant, pk=key_id).first()
 
 
-def _with_attempts(deliveries: QuerySet[WebhookDelivery]) -> QuerySet[WebhookDelivery]:
-    return deliveries.prefetch_related(Prefetch("attempts", queryset=WebhookAttempt.objects.order_by("number")))
-
-
 def deliveries_recent(*, tenant: Tenant, limit: int = RECENT_DELIVERIES) -> list[WebhookDelivery]:
-    return list(_with_attempts(WebhookDelivery.objects.filter(tenant=tenant).order_by("-created_at"))[:limit])
+    return list(deliveries_for_tenant(tenant=tenant)[:limit])
 
 
 def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDelivery]:
-    deliveries = WebhookDelivery.objects.filter(tenant_id=session.tenant_id, subject_ref=session.id)
-    return list(_with_attempts(deliveries.order_by("created_at")))
-
-
-def delivery_for_tenant(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
-    return delivery_get(tenant=tenant, delivery_id=delivery_id)
+    """Oldest first: the session's detail page reads as a history."""
+    deliveries = deliveries_for_subject(tenant=session.tenant, subject_ref=session.id)
+    return list(deliveries.order_by("created_at"))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from sessions_api.models import Mode
 from tenants.selectors import webhook_signing_secrets
+from webhooks.selectors import delivery_get
 
 from . import selectors, services, sign_in_throttle
 from .charts import usage_chart
@@ -169,7 +170,7 @@ def webhook_secret_rotate(request, site):
 @require_POST
 def delivery_resend(request, site, delivery_id: str):
     tenant = current_tenant(request)
-    delivery = selectors.delivery_for_tenant(tenant=tenant, delivery_id=delivery_id)
+    delivery = delivery_get(tenant=tenant, delivery_id=delivery_id)
     if delivery is None:
         raise Http404("No such webhook delivery.")
     if not tenant.webhooks_enabled:

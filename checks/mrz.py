@@ -95,13 +95,11 @@ def _fit(line: str, length: int) -> str | None:
         return line
     # Stray letters inside a run of at least three fillers are misread fillers.
     runs = [m for m in _FILLER_RUN.finditer(line) if m.group().count("<") >= 3]
-    cleaned, removed = [], 0
+    cleaned = []
     position = 0
     for match in runs:
         cleaned.append(line[position : match.start()])
-        run = match.group().replace("K", "")
-        removed += len(match.group()) - len(run)
-        cleaned.append(run)
+        cleaned.append(match.group().replace("K", ""))
         position = match.end()
     cleaned.append(line[position:])
     candidate = "".join(cleaned)

@@ -8,6 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+import redis.backoff
+import redis.retry
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -100,16 +102,26 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+# A reused connection is checked before its first query of each request or task (workers call
+# close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis is the broker, the rate limiter's store and the cache. Without REDIS_URL (the embedded demo)
 # Celery uses a filesystem broker shared by the web process and the worker, and the cache is local.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Every Redis call on the request path (rate limiter, cache, task publish) gives up after this many
+# seconds, without retrying: a frozen Redis costs a request at most this, and the callers fail open
+# (rate limit, sign-in throttle) or leave the work to a sweep (webhooks). redis-py retries 3 times by default.
+REDIS_REQUEST_TIMEOUT = float(os.environ.get("REDIS_REQUEST_TIMEOUT", "0.5"))
+REDIS_REQUEST_OPTIONS = {
+    "socket_connect_timeout": REDIS_REQUEST_TIMEOUT, "socket_timeout": REDIS_REQUEST_TIMEOUT,
+    "retry": redis.retry.Retry(redis.backoff.NoBackoff(), 0),
+}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    # Short socket timeouts: the dashboard's sign-in throttle fails open when Redis is away, and must not hang first.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+                          "OPTIONS": REDIS_REQUEST_OPTIONS}}
 else:
     BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_URL = "filesystem://"
@@ -120,19 +132,41 @@ else:
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CELERY_TASK_IGNORE_RESULT = True
+# Two queues, each with its own workers: `analysis` (CPU: selfies and documents) and `webhooks`
+# (I/O: delivery attempts, and the periodic chores), so a hanging receiver delays no user's decision.
+CELERY_TASK_QUEUES = {"analysis": {"routing_key": "analysis"}, "webhooks": {"routing_key": "webhooks"}}
+CELERY_TASK_DEFAULT_QUEUE = "webhooks"
+CELERY_TASK_ROUTES = {
+    "sessions_api.tasks.selfie_analyse": {"queue": "analysis"},
+    "sessions_api.tasks.document_analyse": {"queue": "analysis"},
+}
+# Acknowledged when done, not when received: a worker killed mid-task leaves its message unacknowledged,
+# and Redis hands it to a worker again after the visibility timeout (the state machine makes a second
+# run harmless). The timeout must exceed the longest task and the longest countdown (60 s, webhook retries).
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+BROKER_VISIBILITY_TIMEOUT = int(os.environ.get("BROKER_VISIBILITY_TIMEOUT", "300"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A publish must fail fast when the broker is down: the outbox sweep re-queues later.
-CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# A publish must fail fast when the broker is down or frozen: the outbox sweep re-queues later.
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_REQUEST_TIMEOUT
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     **globals().get("CELERY_BROKER_TRANSPORT_OPTIONS", {}),
-    "max_retries": 1,
-    "socket_connect_timeout": 2,
-    "socket_timeout": 5,
+    # One connection attempt per publish, no retry loop with waits in between.
+    "max_retries": 0,
+    "socket_connect_timeout": REDIS_REQUEST_TIMEOUT,
+    "socket_timeout": REDIS_REQUEST_TIMEOUT,
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    # How often a worker looks for messages whose worker died (unacknowledged past the visibility timeout).
+    "unacked_restore_interval": int(os.environ.get("BROKER_UNACKED_RESTORE_INTERVAL", "10")),
 }
+# The worker's own broker connection waits longer than a request would (see ageverify/celery.py).
+CELERY_WORKER_BROKER_SOCKET_TIMEOUT = 5
 CELERY_TASK_PUBLISH_RETRY = False
+# Survives a broker loss while a task runs (Celery 5.7.0 exits; see ageverify/worker.py). A task that
+# is running when the broker goes away finishes (its webhook is sent) instead of being cancelled.
+CELERY_WORKER_CONSUMER = "ageverify.worker:Consumer"
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Without this Celery's Django fixup opens a new database connection for every task (~10 ms each).
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)

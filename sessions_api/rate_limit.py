@@ -58,7 +58,7 @@ class BucketState:
 
 @lru_cache(maxsize=1)
 def _redis_client():
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+    return redis.Redis.from_url(settings.REDIS_URL, **settings.REDIS_REQUEST_OPTIONS)
 
 
 class _MemoryBuckets:

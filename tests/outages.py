@@ -7,11 +7,11 @@ CLOSED_PORT = "1"
 
 
 @contextlib.contextmanager
-def database_unreachable():
-    """The default connection fails like a database that went away, then is restored."""
+def database_at(**where):
+    """The default connection goes to another server (HOST, PORT, NAME...) until the block ends."""
     saved = dict(connection.settings_dict)
     connection.close()
-    connection.settings_dict.update(HOST="127.0.0.1", PORT=CLOSED_PORT)
+    connection.settings_dict.update(where)
     try:
         yield
     finally:
@@ -20,20 +20,30 @@ def database_unreachable():
         connection.settings_dict.update(saved)
 
 
+def database_unreachable():
+    """The default connection fails like a database that went away, then is restored."""
+    return database_at(HOST="127.0.0.1", PORT=CLOSED_PORT)
+
+
 @contextlib.contextmanager
-def broker_unreachable():
-    """The Celery app publishes to a closed port, as during a Redis outage."""
+def broker_at(url: str):
+    """The Celery app of this process publishes to `url` (a closed port, a private redis-server), then is restored."""
     from ageverify.celery import app
 
     real_url = app.conf.broker_url
 
-    def use(url):
-        app.conf.broker_url = url
+    def use(broker_url):
+        app.conf.broker_url = broker_url
         app._pool = None  # the connection pool and producer pool are rebuilt from broker_url on next use
         app.amqp._producer_pool = None
 
-    use(f"redis://127.0.0.1:{CLOSED_PORT}/0")
+    use(url)
     try:
         yield
     finally:
         use(real_url)
+
+
+def broker_unreachable():
+    """The Celery app publishes to a closed port, as during a Redis outage."""
+    return broker_at(f"redis://127.0.0.1:{CLOSED_PORT}/0")

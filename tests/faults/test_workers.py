@@ -1,0 +1,106 @@
+"""Workers that survive: Redis killed mid-task, PostgreSQL restarted, a worker SIGKILLed mid-analysis.
+
+Each test runs real `celery worker` processes against a private redis-server (and, for the database
+test, a private PostgreSQL), with webhooks to a real HTTPS receiver on loopback.
+"""
+import threading
+import time
+
+import pytest
+
+from sessions_api.models import VerificationSession
+from tests.conftest import ApiClient, wait_until
+from tests.flow.conftest import open_flow
+from tests.flow.test_pipeline import not_a_face, post_selfie
+from tests.outages import broker_at, database_at
+from tests.webhooks.conftest import finalize_with_webhook
+from tests.webhooks.receiver import Reply
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_deliveries_sweep
+
+pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
+
+
+def delivered(sessions) -> bool:
+    ids = [session["sessionId"] for session in sessions]
+    return WebhookDelivery.objects.filter(subject_ref__in=ids, status=WebhookDelivery.Status.DELIVERED).count() == len(ids)
+
+
+def test_redis_killed_while_a_task_runs_and_the_worker_delivers_everything_once_it_is_back(
+    onboarded, private_redis, https_receiver, start_worker, settings
+):
+    api = ApiClient(onboarded.live_key)
+    release = threading.Event()
+    https_receiver.script(Reply(hold=release))  # the first attempt hangs until Redis is gone
+    worker = start_worker("webhooks", private_redis.url, concurrency=2)
+
+    with broker_at(private_redis.url):
+        first = finalize_with_webhook(api, https_receiver.url())
+        https_receiver.wait_for(1)
+        private_redis.kill()  # no persistence: every queued message is lost with it
+        during = [finalize_with_webhook(api, https_receiver.url()) for _ in range(3)]
+        release.set()
+        time.sleep(1)
+        private_redis.start()
+
+        # What beat does every 15 s: re-queue every due delivery from the outbox.
+        settings.WEBHOOK_REQUEUE_AFTER_SECONDS = 2
+        deadline = time.monotonic() + 20
+        while not delivered([first, *during]) and time.monotonic() < deadline:
+            webhook_deliveries_sweep()
+            time.sleep(0.5)
+
+    assert worker.alive, worker.output()
+    assert delivered([first, *during]), worker.output()
+
+
+def test_postgresql_restarted_and_no_task_fails_once_it_is_back(
+    onboarded, private_postgres, private_redis, https_receiver, start_worker
+):
+    api = ApiClient(onboarded.live_key)
+    private_db = {"HOST": "127.0.0.1", "PORT": str(private_postgres.port), "NAME": "av"}
+    worker = start_worker("webhooks", private_redis.url, database_url=private_postgres.url)
+
+    with broker_at(private_redis.url), database_at(**private_db):
+        before = finalize_with_webhook(api, https_receiver.url())
+        wait_until(lambda: delivered([before]), timeout=15)  # the worker now holds a database connection
+
+        private_postgres.restart()
+        from django.db import connection
+
+        connection.close()
+        after = [finalize_with_webhook(api, https_receiver.url()) for _ in range(4)]
+        # No sweep runs here: each first attempt must succeed on its own.
+        succeeded = _eventually(lambda: delivered(after), timeout=15)
+
+    log = worker.output()
+    assert succeeded, log
+    assert "OperationalError" not in log and "InterfaceError" not in log, log
+
+
+def _eventually(predicate, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, private_redis, start_worker):
+    # A short visibility timeout stands in for the production 300 s: the message of a worker that died
+    # comes back to the queue once it is this old.
+    fast_recovery = {"BROKER_VISIBILITY_TIMEOUT": "2", "BROKER_UNACKED_RESTORE_INTERVAL": "1"}
+    worker = start_worker("analysis", private_redis.url, extra_env=fast_recovery)
+    visitor = open_flow(api)
+
+    with broker_at(private_redis.url):
+        post_selfie(visitor, not_a_face)
+    wait_until(lambda: "sessions_api.tasks.selfie_analyse" in worker.output(), timeout=15)
+    worker.kill()  # mid-analysis: the first analysis of a process loads the models first
+    assert visitor.session.status == "processing"
+
+    worker.start()
+    assert _eventually(lambda: visitor.session.status != "processing", timeout=40), worker.output()
+    session = VerificationSession.objects.get(pk=visitor.session_id)
+    assert (session.status, session.selfie_attempts) == ("initiated", 1)

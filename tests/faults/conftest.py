@@ -3,7 +3,7 @@ import pytest
 
 from tests.webhooks.receiver import WebhookReceiver, make_tls_files
 
-from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, test_database_url
+from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, WebServer, test_database_url
 
 
 @pytest.fixture
@@ -26,12 +26,24 @@ def fault_tls(tmp_path_factory):
 
 
 @pytest.fixture
-def https_receiver(fault_tls, settings):
+def https_receivers(fault_tls, settings):
+    """Make real HTTPS receivers on loopback that the workers (and this process) trust."""
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
     settings.WEBHOOK_CA_BUNDLE = str(fault_tls.ca_bundle)
-    server = WebhookReceiver(fault_tls)
-    yield server
-    server.close()
+    servers = []
+
+    def make() -> WebhookReceiver:
+        servers.append(WebhookReceiver(fault_tls))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def https_receiver(https_receivers):
+    return https_receivers()
 
 
 @pytest.fixture
@@ -50,3 +62,18 @@ def start_worker(transactional_db, fault_tls, tmp_path):
     yield start
     for worker in workers:
         worker.stop()
+
+
+@pytest.fixture
+def start_web(transactional_db, tmp_path):
+    """Start the web service (gunicorn) pointed at a private broker and the test database."""
+    servers = []
+
+    def start(redis_url: str, **options) -> WebServer:
+        server = WebServer(redis_url=redis_url, database_url=test_database_url(), log_dir=tmp_path, **options)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

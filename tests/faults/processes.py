@@ -186,3 +186,29 @@ class CeleryWorker:
         if self.process and self.alive:
             self.kill()  # nothing to finish gracefully at the end of a test
         self.handle.close()
+
+
+class WebServer:
+    """The web service as deployed (gunicorn, ageverify.wsgi) on a free port, with its own broker and database."""
+
+    def __init__(self, *, redis_url: str, database_url: str, log_dir: Path, extra_env: dict | None = None):
+        self.port = free_port()
+        self.log = log_dir / f"gunicorn-{self.port}.log"
+        env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": database_url, **(extra_env or {})}
+        self.handle = self.log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--bind", f"127.0.0.1:{self.port}",
+             "--workers", "1", "--threads", "4", "--timeout", "60"],
+            cwd=REPO, env=env, stdout=self.handle, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        _wait_for(lambda: self.process.poll() is not None or _accepts(self.port), 30, "gunicorn")
+        assert self.process.poll() is None, self.log.read_text()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.handle.close()

@@ -3,6 +3,7 @@
 Each test runs real `celery worker` processes against a private redis-server (and, for the database
 test, a private PostgreSQL), with webhooks to a real HTTPS receiver on loopback.
 """
+import re
 import threading
 import time
 
@@ -96,7 +97,7 @@ def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, pr
 
     with broker_at(private_redis.url):
         post_selfie(visitor, not_a_face)
-    wait_until(lambda: "sessions_api.tasks.selfie_analyse" in worker.output(), timeout=15)
+    wait_until(lambda: re.search(r"Task sessions_api\.tasks\.selfie_analyse\[.*\] received", worker.output()), timeout=15)
     worker.kill()  # mid-analysis: the first analysis of a process loads the models first
     assert visitor.session.status == "processing"
 

@@ -220,7 +220,7 @@ def run_the_queued_analysis():
 
     from ageverify.celery import app
 
-    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop("celery"))
+    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop("analysis"))
     args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
     app.tasks[message["headers"]["task"]].apply(args=args, kwargs=kwargs)
 

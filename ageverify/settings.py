@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "sessions_api",
     "flow",
     "dashboard",
+    "pipeline",
 ]
 
 MIDDLEWARE = [
@@ -176,6 +177,16 @@ CELERY_BEAT_SCHEDULE = {
     "stuck-analyses-release": {"task": "sessions_api.tasks.stuck_analyses_release", "schedule": timedelta(seconds=60)},
     "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
     "idempotency-records-purge": {"task": "sessions_api.tasks.idempotency_records_purge", "schedule": timedelta(hours=1)},
+    # Final sessions past their tenant's retention_days (sessions_api/retention.py).
+    "final-sessions-purge": {"task": "sessions_api.tasks.final_sessions_purge", "schedule": timedelta(hours=1)},
+    # One heartbeat per queue: its age (GET /ops/pipeline) shows whether that queue's workers consume.
+    **{
+        f"worker-heartbeat-{queue}": {
+            "task": "pipeline.tasks.worker_heartbeat", "schedule": timedelta(seconds=30), "args": (queue,),
+            "options": {"queue": queue, "expires": 60},
+        }
+        for queue in CELERY_TASK_QUEUES
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -268,6 +279,13 @@ DASHBOARD_LOGIN_WINDOW_SECONDS = int(os.environ.get("DASHBOARD_LOGIN_WINDOW_SECO
 # How many reverse proxies of ours append to X-Forwarded-For; 0 trusts only REMOTE_ADDR. Behind one TLS
 # proxy set 1, or every client shares the proxy's address and so one per-address budget.
 DASHBOARD_LOGIN_TRUSTED_PROXIES = int(os.environ.get("DASHBOARD_LOGIN_TRUSTED_PROXIES", "0"))
+
+# --- Pipeline health (GET /ops/pipeline, the admin's front page): failing above these, in seconds ---
+PIPELINE_HEARTBEAT_MAX_AGE = float(os.environ.get("PIPELINE_HEARTBEAT_MAX_AGE", "120"))
+PIPELINE_DELIVERY_MAX_LAG = float(os.environ.get("PIPELINE_DELIVERY_MAX_LAG", "120"))
+PIPELINE_ANALYSIS_MAX_WAIT = float(os.environ.get("PIPELINE_ANALYSIS_MAX_WAIT", "120"))
+# Monitoring reads /ops/pipeline with `Authorization: Bearer <token>`; empty: signed-in operators only.
+PIPELINE_STATUS_TOKEN = os.environ.get("PIPELINE_STATUS_TOKEN", "")
 
 # --- Flower (Celery monitoring): "user:password" pairs, comma separated; flowerconfig.py refuses to start without.
 FLOWER_BASIC_AUTH = env_list("FLOWER_BASIC_AUTH")

@@ -1,8 +1,9 @@
-"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin and health probes."""
+"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes and pipeline status."""
 from django.contrib import admin
 from django.urls import include, path
 
 from dashboard.forms import OperatorAuthenticationForm
+from pipeline.views import pipeline_status_view
 
 from .health import healthz, readyz
 
@@ -12,6 +13,7 @@ admin.site.site_title = "AgeVerify operations"
 admin.site.index_title = "Tenants, keys, sessions and webhooks"
 admin.site.site_url = "/dashboard/"
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
+admin.site.index_template = "admin/operations_index.html"  # the pipeline's health above the app list
 
 urlpatterns = [
     path("v1/", include("sessions_api.urls")),
@@ -20,4 +22,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("ops/pipeline", pipeline_status_view, name="pipeline-status"),
 ]

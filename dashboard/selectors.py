@@ -6,7 +6,7 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from sessions_api.models import Status, VerificationSession
+from sessions_api.models import SessionDailyCount, Status, VerificationSession
 from tenants.models import ApiKey, Tenant
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import deliveries_for_subject, deliveries_for_tenant
@@ -94,6 +94,11 @@ def usage_by_day(*, tenant: Tenant, mode: str, days: int = USAGE_DAYS, today: da
     counts: dict[date, dict[str, int]] = {}
     for row in rows:
         counts.setdefault(row["day"], {})[row["status"]] = row["count"]
+    # Sessions the retention purge deleted are still counted, from the daily counts it kept.
+    purged = SessionDailyCount.objects.filter(tenant=tenant, mode=mode, day__gte=first, day__lte=today)
+    for row in purged.values("day", "status", "count"):
+        by_status = counts.setdefault(row["day"], {})
+        by_status[row["status"]] = by_status.get(row["status"], 0) + row["count"]
     series = []
     for offset in range(days):
         day = first + timedelta(days=offset)

@@ -1,4 +1,4 @@
-"""VerificationSession, its check results (numbers only, never images), its history, and idempotency records."""
+"""VerificationSession, its check results (numbers only, never images), its history, idempotency records, and the daily counts kept after the retention purge."""
 from django.db import models
 
 from tenants.identifiers import prefixed_ulid
@@ -120,3 +120,21 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="idempotency_unique_tenant_key")]
+
+
+class SessionDailyCount(models.Model):
+    """Sessions of one tenant, mode, creation day (UTC) and final status that the retention purge deleted.
+
+    The usage chart adds these to the sessions still stored, so purging changes none of its numbers.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="purged_session_counts")
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    day = models.DateField()
+    status = models.CharField(max_length=12, choices=Status.choices)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "mode", "day", "status"], name="session_daily_count_unique"),
+        ]

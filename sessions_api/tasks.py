@@ -6,6 +6,7 @@ from celery import shared_task
 from . import analysis
 from .analysis import ANALYSIS_TASK_EXPIRES
 from .idempotency import idempotency_records_purge as _idempotency_records_purge
+from .retention import final_sessions_purge as _final_sessions_purge
 from .state_machine import sessions_expire_due as _sessions_expire_due
 
 
@@ -17,6 +18,11 @@ def sessions_expire_due() -> int:
 @shared_task(name="sessions_api.tasks.idempotency_records_purge")
 def idempotency_records_purge() -> int:
     return _idempotency_records_purge()
+
+
+@shared_task(name="sessions_api.tasks.final_sessions_purge")
+def final_sessions_purge() -> int:
+    return _final_sessions_purge()
 
 
 @shared_task(name="sessions_api.tasks.stuck_analyses_release")

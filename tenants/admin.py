@@ -35,7 +35,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ("name", "id", "enabled", "webhooks_enabled", "session_ttl_seconds", "created_at")
+    list_display = ("name", "id", "enabled", "webhooks_enabled", "session_ttl_seconds", "retention_days", "created_at")
     list_filter = ("enabled", "webhooks_enabled")
     search_fields = ("name", "id", "contact_email")
     # Operators never need a partner's signing secret (staff reveal it, audited, in the dashboard): a hint only.

@@ -7,6 +7,9 @@ from .identifiers import prefixed_ulid
 
 SESSION_TTL_MIN_SECONDS = 5 * 60
 SESSION_TTL_MAX_SECONDS = 7 * 24 * 3600
+RETENTION_DEFAULT_DAYS = 90
+RETENTION_MIN_DAYS = 1
+RETENTION_MAX_DAYS = 365
 
 
 def new_tenant_id() -> str:
@@ -24,6 +27,12 @@ class Tenant(models.Model):
     session_ttl_seconds = models.PositiveIntegerField(
         default=3600,
         validators=[MinValueValidator(SESSION_TTL_MIN_SECONDS), MaxValueValidator(SESSION_TTL_MAX_SECONDS)],
+    )
+    retention_days = models.PositiveSmallIntegerField(
+        default=RETENTION_DEFAULT_DAYS,
+        validators=[MinValueValidator(RETENTION_MIN_DAYS), MaxValueValidator(RETENTION_MAX_DAYS)],
+        help_text="Final sessions (subject, results, history, webhook deliveries) are deleted this many days "
+                  "after their decision; only the daily counts of the usage chart are kept.",
     )
     age_buffer_years = models.PositiveSmallIntegerField(
         default=5, validators=[MaxValueValidator(15)],

@@ -1,0 +1,60 @@
+"""The retention purge: final sessions older than their tenant's retention_days are deleted, their counts kept.
+
+Deleted: the session (its subject, URLs, token hash), its check results, its state history and its
+webhook deliveries with their attempts. Kept: one SessionDailyCount per tenant, mode, creation day
+and final status, which the dashboard's usage chart adds to the sessions still stored.
+"""
+import logging
+from datetime import UTC, timedelta
+
+from django.db import transaction
+from django.db.models import Count, F
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from tenants.models import Tenant
+from webhooks.models import WebhookDelivery
+
+from .models import SessionDailyCount, Status, VerificationSession
+
+logger = logging.getLogger(__name__)
+BATCH_SIZE = 500
+FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
+
+
+def final_sessions_purge(*, now=None) -> int:
+    """Purge every tenant's expired final sessions, in batches of one transaction each; the number deleted."""
+    now = now or timezone.now()
+    purged = 0
+    for tenant in Tenant.objects.only("id", "retention_days"):
+        cutoff = now - timedelta(days=tenant.retention_days)
+        while batch := _tenant_batch_purge(tenant=tenant, cutoff=cutoff):
+            purged += batch
+    if purged:
+        logger.info("retention purge deleted %d final sessions", purged)
+    return purged
+
+
+@transaction.atomic
+def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
+    ids = list(
+        VerificationSession.objects.select_for_update(skip_locked=True)
+        .filter(tenant=tenant, status__in=FINAL_STATUSES, finalized_at__lt=cutoff)
+        .values_list("id", flat=True)[:BATCH_SIZE]
+    )
+    if not ids:
+        return 0
+    rows = (
+        VerificationSession.objects.filter(id__in=ids)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values("mode", "day", "status")
+        .annotate(count=Count("id"))
+    )
+    for row in rows:
+        counted, _ = SessionDailyCount.objects.get_or_create(
+            tenant=tenant, mode=row["mode"], day=row["day"], status=row["status"],
+        )
+        SessionDailyCount.objects.filter(pk=counted.pk).update(count=F("count") + row["count"])
+    WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids).delete()
+    deleted, _ = VerificationSession.objects.filter(id__in=ids).delete()
+    return len(ids)

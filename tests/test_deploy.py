@@ -1,0 +1,52 @@
+"""The systemd units in deploy/: every process the README names, restarted by systemd, on the queues the code routes to."""
+import configparser
+import shlex
+from pathlib import Path
+
+from django.conf import settings
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def unit(name: str) -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(DEPLOY / name)
+    return parser
+
+
+def exec_start(name: str) -> list[str]:
+    return shlex.split(unit(name)["Service"]["ExecStart"])
+
+
+def test_web_two_workers_and_beat_each_have_a_unit_restarted_by_systemd_and_in_the_target():
+    names = ["ageverify-web.service", "ageverify-worker-analysis.service", "ageverify-worker-webhooks.service",
+             "ageverify-beat.service"]
+    wanted = unit("ageverify.target")["Unit"]["Wants"].split()
+
+    assert sorted(wanted) == sorted(names)
+    for name in names:
+        service = unit(name)
+        assert service["Service"]["Restart"] == "always", name
+        assert service["Service"]["EnvironmentFile"] == "/etc/ageverify/env", name
+        assert "StartLimitBurst" in service["Unit"], name  # a [Unit] option: systemd ignores it under [Service]
+
+
+def test_there_is_one_worker_unit_per_queue_the_tasks_are_routed_to():
+    queues = {}
+    for name in ["ageverify-worker-analysis.service", "ageverify-worker-webhooks.service"]:
+        command = exec_start(name)
+        assert command[1:5] == ["-A", "ageverify", "worker", "-Q"], command
+        queues[command[5]] = name
+
+    assert sorted(queues) == sorted(settings.CELERY_TASK_QUEUES)
+    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {settings.CELERY_TASK_DEFAULT_QUEUE}
+    assert routed <= set(queues)
+
+
+def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
+    web = exec_start("ageverify-web.service")
+    beat = exec_start("ageverify-beat.service")
+
+    assert web[0].endswith("/gunicorn") and web[1] == "ageverify.wsgi"
+    assert beat[0].endswith("/celery") and beat[1:4] == ["-A", "ageverify", "beat"]

@@ -110,36 +110,23 @@ def evaluate(faces: Iterable[LabelledFace], limits: Sequence[int], *, assess: As
 
 
 def production_assess() -> Assess:
-    """The selfie path of sessions_api.analysis minus liveness, with tenant-default settings."""
-    from checks.age import estimate_age, expected_age, mass_at_or_above
-    from checks.faces import dominant_face, face_engine
-    from checks.images import ImageRejected, open_image
-    from checks.results import AgeEstimation, Liveness
-    from tenants.models import Tenant
+    """The selfie path of sessions_api.analysis minus liveness, under the policy for default tenant settings."""
+    from checks.age import estimate_age
+    from checks.results import Liveness, Retake
 
     from ..decision import decide_selfie
+    from .policy import tenant_default_face_rule
 
-    buffer = Tenant._meta.get_field("age_buffer_years").default
-    min_confidence = Tenant._meta.get_field("min_age_confidence").default
     live = Liveness(is_live=True, liveness_score=1.0)
-    del estimate_age  # today's estimate_age scores one threshold per call: the same steps, shared over limits
+    rules = {}
 
     def assess(data: bytes, limits: Sequence[int]) -> tuple[float | None, dict[int, str]]:
-        try:
-            face, rival = dominant_face(face_engine().faces(open_image(data)))
-        except ImageRejected:
-            face, rival = None, False
-        if face is None or rival:
-            return None, {limit: RETAKE for limit in limits}
-        probabilities = face_engine().age_probabilities(face.chip)
-        estimated = expected_age(probabilities)
+        reading = estimate_age(data)
         decisions = {}
         for limit in limits:
-            age = AgeEstimation(estimated, mass_at_or_above(probabilities, limit + buffer))
-            decision = decide_selfie(live, age, age_limit=limit, age_buffer=buffer,
-                                     min_confidence=min_confidence, attempts_so_far=0)
-            decisions[limit] = _outcome_name(decision)
-        return estimated, decisions
+            rule = rules.get(limit) or rules.setdefault(limit, tenant_default_face_rule(limit))
+            decisions[limit] = _outcome_name(decide_selfie(live, reading, rule=rule, attempts_so_far=0))
+        return (None if isinstance(reading, Retake) else reading.estimated_age), decisions
 
     return assess
 

@@ -27,7 +27,7 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("tenants", "0001_initial")]
+    dependencies = [("tenants", "0002_test_webhook_secret")]
 
     operations = [
         migrations.AddField(

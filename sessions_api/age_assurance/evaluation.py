@@ -146,7 +146,7 @@ def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled:
         unlabelled=unlabelled,
         overall=_band("all", found),
         bands=[_band(name, [o for o in found if low <= o.face.true_age <= high]) for name, low, high in BANDS],
-        limits=[_limit_report(found, limit) for limit in limits],
+        limits=[_limit_report(outcomes, limit) for limit in limits],
         latency_ms={
             "mean": 1000 * statistics.fmean(seconds),
             "median": 1000 * statistics.median(seconds),
@@ -174,10 +174,12 @@ def limit_shares(outcomes: Sequence[Outcome], limit: int) -> tuple[Share, Share,
     )
 
 
-def _limit_report(found: Sequence[Outcome], limit: int) -> LimitReport:
+def _limit_report(outcomes: Sequence[Outcome], limit: int) -> LimitReport:
+    found = [o for o in outcomes if o.face_found]
     by_group = {}
     for attribute in ("gender", "ethnicity"):
-        groups = sorted({getattr(o.face, attribute) for o in found} - {None})
+        # Every labelled group is listed, even one whose faces were all missed (its shares read n/a).
+        groups = sorted({getattr(o.face, attribute) for o in outcomes} - {None})
         if groups:
             by_group[attribute] = {
                 group: limit_shares([o for o in found if getattr(o.face, attribute) == group], limit)

@@ -85,6 +85,8 @@ class Report:
     bands: list[BandReport]
     limits: list[LimitReport]
     latency_ms: dict[str, float]
+    # attribute -> group -> (all ages, aged 13-17): the estimate's error per labelled group
+    group_errors: dict[str, dict[str, tuple[BandReport, BandReport]]] = field(default_factory=dict)
 
 
 # The production path for one image: bytes in, (estimated age or None, decision per limit) out.
@@ -147,6 +149,7 @@ def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled:
         overall=_band("all", found),
         bands=[_band(name, [o for o in found if low <= o.face.true_age <= high]) for name, low, high in BANDS],
         limits=[_limit_report(outcomes, limit) for limit in limits],
+        group_errors=_group_errors(found),
         latency_ms={
             "mean": 1000 * statistics.fmean(seconds),
             "median": 1000 * statistics.median(seconds),
@@ -160,6 +163,19 @@ def _band(name: str, outcomes: Sequence[Outcome]) -> BandReport:
     if not errors:
         return BandReport(name, 0, None, None)
     return BandReport(name, len(errors), statistics.fmean(map(abs, errors)), statistics.fmean(errors))
+
+
+def _group_errors(found: Sequence[Outcome]) -> dict[str, dict[str, tuple[BandReport, BandReport]]]:
+    errors = {}
+    for attribute in ("gender", "ethnicity"):
+        groups = sorted({getattr(o.face, attribute) for o in found} - {None})
+        if groups:
+            errors[attribute] = {}
+            for group in groups:
+                members = [o for o in found if getattr(o.face, attribute) == group]
+                errors[attribute][group] = (_band("all", members),
+                                            _band("13-17", [o for o in members if 13 <= o.face.true_age <= 17]))
+    return errors
 
 
 def limit_shares(outcomes: Sequence[Outcome], limit: int) -> tuple[Share, Share, Share]:

@@ -147,7 +147,15 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
     for limit in report.limits:
         lines.append(f"| {limit.age_limit} | {_share(limit.near_approved)} | {_share(limit.younger_approved)} | "
                      f"{_share(limit.adults_to_document)} |")
-    lines += ["", "### Fairness: the same shares by group", ""]
+    lines += ["", "### Fairness: the estimate's error by group", ""]
+    for attribute, groups in report.group_errors.items():
+        lines += [f"| {attribute} | faces | mean absolute error | mean signed error | faces aged 13-17 | "
+                  "their mean absolute error | their mean signed error |", "|---|---|---|---|---|---|---|"]
+        for group, (everyone, teens) in groups.items():
+            lines.append(f"| {group} | {everyone.faces} | {_years(everyone.mae)} | {_years(everyone.bias, True)} | "
+                         f"{teens.faces} | {_years(teens.mae)} | {_years(teens.bias, True)} |")
+        lines.append("")
+    lines += ["### Fairness: the decision's shares by group", ""]
     for limit in report.limits:
         for attribute, groups in limit.by_group.items():
             lines += [

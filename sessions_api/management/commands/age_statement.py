@@ -38,7 +38,7 @@ class Command(BaseCommand):
         if not held_out:
             raise CommandError(f"no held-out image in {directory}")
         report = summarise(evaluate(held_out, limits), limits)
-        command = f"python manage.py age_statement {Path(directory).as_posix()}"
+        command = f"python manage.py age_statement {_shown_path(Path(directory))}"
         if sorted(limits) != sorted(DEFAULT_LIMITS):
             command += f" --limits {','.join(map(str, limits))}"
         text = statement_markdown(policy=policy.document, network=age_network_card(), report=report,
@@ -49,3 +49,12 @@ class Command(BaseCommand):
         self.stdout.write(f"wrote {output} (policy {policy.version}, {report.images} held-out images)")
         if policy.network != age_network_card()["name"]:
             sys.stderr.write("warning: the policy was calibrated for another network; recalibrate first\n")
+
+
+def _shown_path(directory: Path) -> str:
+    """The data folder as a reader of the statement finds it: ../shared/data/... beside the clone."""
+    parts = directory.resolve().parts
+    for index in range(len(parts) - 1):
+        if parts[index:index + 2] == ("shared", "data"):
+            return "../" + "/".join(parts[index:])
+    return directory.as_posix()

@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from dashboard.forms import OperatorAuthenticationForm
 from pipeline.views import pipeline_status_view
+from sessions_api.admin import age_policy_page
 
 from .health import healthz, readyz
 
@@ -12,13 +13,14 @@ admin.site.site_header = "AgeVerify operations"
 admin.site.site_title = "AgeVerify operations"
 admin.site.index_title = "Tenants, keys, sessions and webhooks"
 admin.site.site_url = "/dashboard/"
+admin.site.index_template = "admin/operators_index.html"  # the pipeline's health; links the age policy page
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
-admin.site.index_template = "admin/operations_index.html"  # the pipeline's health above the app list
 
 urlpatterns = [
     path("v1/", include("sessions_api.urls")),
     path("flow/", include("flow.urls")),
     path("dashboard/", include("dashboard.urls")),
+    path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

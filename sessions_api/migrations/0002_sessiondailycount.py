@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('sessions_api', '0001_initial'),
-        ('tenants', '0003_tenant_retention_days'),
+        ('tenants', '0004_tenant_retention_days'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenants', '0002_test_webhook_secret'),
+        ('tenants', '0003_age_extra_years'),
     ]
 
     operations = [

@@ -20,6 +20,8 @@ import redis
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
+from ageverify.redis_outage import redis_failure_note, redis_recently_failed
+
 from dashboard.sign_in_throttle import client_address
 
 logger = logging.getLogger(__name__)
@@ -91,9 +93,12 @@ _memory = _MemoryBuckets()
 def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
     """Take one token; None when the store is unreachable (the caller lets the request through)."""
     if settings.REDIS_URL:
+        if redis_recently_failed():
+            return None
         try:
             allowed, tokens = _redis_client().eval(_BUCKET_SCRIPT, 1, f"ratelimit:{key}", rate, burst)
         except redis.RedisError as error:
+            redis_failure_note()
             logger.warning("rate limiter unavailable, failing open: %s", error)
             return None
         return BucketState(allowed=bool(allowed), tokens=float(tokens), rate=rate, burst=burst)

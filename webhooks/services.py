@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from ageverify.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
 
 from .models import WebhookAttempt, WebhookDelivery
@@ -18,9 +19,12 @@ def queue_attempt(delivery_id: str, *, countdown: float | None = None) -> bool:
     """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up)."""
     from .tasks import webhook_delivery_attempt_task
 
+    if redis_recently_failed():  # Redis just failed: do not make this request wait on it again
+        return False
     try:
         webhook_delivery_attempt_task.apply_async((delivery_id,), countdown=countdown)
     except Exception as exc:  # any broker failure: the row is committed and still due, nothing is lost
+        redis_failure_note()
         logger.warning("could not queue webhook %s (%s); the sweep will retry", delivery_id, exc)
         return False
     return True

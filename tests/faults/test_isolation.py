@@ -38,7 +38,8 @@ def test_a_hanging_receiver_does_not_delay_another_tenants_first_attempt(
 
 
 def test_a_frozen_redis_costs_each_api_call_no_more_than_the_redis_timeout(onboarded, private_redis, start_web):
-    web = start_web(private_redis.url, extra_env={"WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "REDIS_REQUEST_TIMEOUT": "0.5"})
+    web = start_web(private_redis.url, extra_env={
+        "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "REDIS_REQUEST_TIMEOUT": "0.5", "REDIS_OUTAGE_BACKOFF_SECONDS": "5"})
     http = requests.Session()
     http.headers["X-API-Key"] = onboarded.test_key
 
@@ -68,6 +69,6 @@ def test_a_frozen_redis_costs_each_api_call_no_more_than_the_redis_timeout(onboa
     finally:
         private_redis.thaw()
 
-    # Each call makes at most two Redis calls (rate limit, webhook publish) of at most 0.5 s each.
+    # The first call waits for one Redis timeout (0.5 s); after it, calls skip Redis for a few seconds.
     print(f"API calls with Redis frozen: max {max(frozen):.2f} s, all {[round(t, 2) for t in frozen]}")
-    assert max(frozen) < 1.5
+    assert max(frozen) < 1.0

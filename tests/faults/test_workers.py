@@ -88,7 +88,7 @@ def _eventually(predicate, timeout: float = 15.0) -> bool:
     return False
 
 
-def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, private_redis, start_worker):
+def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, private_redis, start_worker, face_path_on):
     # A short visibility timeout stands in for the production 300 s: the message of a worker that died
     # comes back to the queue once it is this old.
     fast_recovery = {"BROKER_VISIBILITY_TIMEOUT": "2", "BROKER_UNACKED_RESTORE_INTERVAL": "1"}

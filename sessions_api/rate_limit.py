@@ -3,6 +3,8 @@
 Headers: `RateLimit-Limit` is the bucket size (burst), `RateLimit-Remaining` the whole tokens left,
 `RateLimit-Reset` the seconds until the bucket is full again. If Redis cannot be reached the limiter
 fails open (logged): rate limiting protects the service, it must not take the API down with it.
+The same Redis round trip reads the API key generation, which confirms a key served from the
+authentication cache (tenants.selectors).
 """
 import logging
 import math
@@ -13,7 +15,11 @@ from functools import lru_cache
 
 import redis
 from django.conf import settings
+from redis.commands.core import Script
 from rest_framework.throttling import BaseThrottle
+
+from tenants.authentication import api_key_confirm_current
+from tenants.selectors import API_KEYS_GENERATION_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +39,13 @@ if tokens >= 1 then
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
-return {allowed, tostring(tokens)}
+local generation = redis.call('GET', KEYS[2])
+if not generation then
+  -- A new value after a flush or a restart, so no process keeps trusting keys it cached before.
+  generation = 'start-' .. now_parts[1] .. '.' .. now_parts[2]
+  redis.call('SET', KEYS[2], generation)
+end
+return {allowed, tostring(tokens), generation}
 """
 
 
@@ -43,6 +55,7 @@ class BucketState:
     tokens: float
     rate: float
     burst: int
+    generation: str | None = None  # the API key generation, read in the same round trip
 
     @property
     def retry_after(self) -> int:
@@ -59,6 +72,10 @@ class BucketState:
 @lru_cache(maxsize=1)
 def _redis_client():
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+
+# Run by EVALSHA: the script's text goes to Redis once (again after a Redis restart), not with every request.
+_bucket_script = Script(None, _BUCKET_SCRIPT.encode())
 
 
 class _MemoryBuckets:
@@ -85,11 +102,13 @@ def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
     """Take one token; None when the store is unreachable (the caller lets the request through)."""
     if settings.REDIS_URL:
         try:
-            allowed, tokens = _redis_client().eval(_BUCKET_SCRIPT, 1, f"ratelimit:{key}", rate, burst)
+            allowed, tokens, generation = _bucket_script(keys=[f"ratelimit:{key}", API_KEYS_GENERATION_KEY],
+                                                         args=[rate, burst], client=_redis_client())
         except redis.RedisError as error:
             logger.warning("rate limiter unavailable, failing open: %s", error)
             return None
-        return BucketState(allowed=bool(allowed), tokens=float(tokens), rate=rate, burst=burst)
+        return BucketState(allowed=bool(allowed), tokens=float(tokens), rate=rate, burst=burst,
+                           generation=generation.decode())
     value = _memory.take(key, rate, burst)
     if value >= 0:
         return BucketState(allowed=True, tokens=value, rate=rate, burst=burst)
@@ -108,6 +127,8 @@ class ApiKeyRateThrottle(BaseThrottle):
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
         state = bucket_take(f"key:{api_key.pk}", rate=rate, burst=burst)
         request.rate_limit_state = state
+        # A revoked key or a disabled tenant is refused before its token counts (401/403, never 429).
+        api_key_confirm_current(request, state.generation if state else None)
         return state is None or state.allowed
 
     def wait(self):

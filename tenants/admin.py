@@ -2,7 +2,7 @@
 from django.contrib import admin, messages
 
 from .models import ApiKey, Membership, Tenant
-from .services import api_key_revoke, webhook_secret_new
+from .services import api_key_revoke, api_keys_changed, webhook_secret_new
 
 
 def secret_hint(secret: str) -> str:
@@ -77,11 +77,13 @@ class TenantAdmin(admin.ModelAdmin):
     @admin.action(description="Disable tenants (their keys get 403)")
     def disable_tenants(self, request, queryset):
         queryset.update(enabled=False)
+        api_keys_changed()
         _log_action(self, request, queryset, "Disabled the tenant.")
 
     @admin.action(description="Enable tenants")
     def enable_tenants(self, request, queryset):
         queryset.update(enabled=True)
+        api_keys_changed()
         _log_action(self, request, queryset, "Enabled the tenant.")
 
 

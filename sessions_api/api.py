@@ -6,17 +6,19 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from tenants.authentication import CachedApiKeyAuthentication
+
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .rate_limit import ApiKeyRateThrottle
-from .selectors import SessionNotFound, session_get_for_tenant
+from .selectors import SessionNotFound, session_read_for_tenant
 from .serializers import (
     ProblemSerializer,
-    SessionCreatedOutputSerializer,
     SessionCreateInputSerializer,
     SessionCreateResponseSerializer,
     SessionReadResponseSerializer,
+    session_created_representation,
     session_read_representation,
 )
 from .services import session_create
@@ -51,6 +53,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     """Documents the `X-API-Key` header as the API's security scheme."""
 
     target_class = "tenants.authentication.ApiKeyAuthentication"
+    match_subclasses = True  # the API's views use its cached variant
     name = "ApiKeyAuth"
 
     def get_security_definition(self, auto_schema):
@@ -74,6 +77,8 @@ def require_json_body(request) -> None:
 class ApiView(APIView):
     """Base of every partner endpoint: API key authentication, per-key rate limit and its headers."""
 
+    # The rate limiter's Redis round trip confirms a key that authentication took from its cache.
+    authentication_classes = [CachedApiKeyAuthentication]
     throttle_classes = [ApiKeyRateThrottle]
 
     def throttled(self, request, wait):
@@ -125,7 +130,7 @@ class SessionCreateApi(ApiView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         created = session_create(tenant=request.user.tenant, api_key=request.auth, **serializer.validated_data)
-        body = {"session": SessionCreatedOutputSerializer(created.session, context={"token": created.token}).data}
+        body = {"session": session_created_representation(created.session, created.token)}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -142,7 +147,7 @@ class SessionDetailApi(ApiView):
     )
     def get(self, request, session_id: str):
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
+            session = session_read_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
         except SessionNotFound:
             raise session_not_found()
         return Response(session_read_representation(session))

@@ -1,4 +1,4 @@
-"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant."""
+"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant and key mode."""
 import hashlib
 import json
 from collections.abc import Callable
@@ -42,15 +42,16 @@ def _validate_key(key: str) -> None:
         )
 
 
-def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Response:
+def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> IdempotencyRecord | Response:
     """Insert the in-progress record, or answer from the one already there."""
     now = timezone.now()
     for _ in range(2):
         try:
             with transaction.atomic():
-                return IdempotencyRecord.objects.create(tenant=tenant, key=key, request_fingerprint=fingerprint)
+                return IdempotencyRecord.objects.create(tenant=tenant, mode=mode, key=key,
+                                                        request_fingerprint=fingerprint)
         except IntegrityError:
-            record = IdempotencyRecord.objects.filter(tenant=tenant, key=key).first()
+            record = IdempotencyRecord.objects.filter(tenant=tenant, mode=mode, key=key).first()
         if record is None:
             continue  # deleted between our insert and our read: try again
         if record.created_at < now - settings.IDEMPOTENCY_TTL:
@@ -87,8 +88,8 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
     if key is None:
         return handler()
     _validate_key(key)
-    mode = getattr(request.auth, "mode", "")
-    claimed = _claim(tenant, key, request_fingerprint(request.method, request.path, request.data, mode))
+    mode = request.auth.mode
+    claimed = _claim(tenant, mode, key, request_fingerprint(request.method, request.path, request.data, mode))
     if isinstance(claimed, Response):
         return claimed
     try:

@@ -28,13 +28,19 @@ class ApiClient:
         return True
 
 
-def _invalid_key() -> exceptions.AuthenticationFailed:
-    return exceptions.AuthenticationFailed("The API key is unknown or has been revoked.", code="invalid_api_key")
+def _refuse_if_over_limit(request) -> None:
+    """A caller without a valid key is limited per client address: 429 instead of 401 past its budget."""
+    from sessions_api.rate_limit import unauthenticated_request_refused
+
+    refused = unauthenticated_request_refused(request)
+    if refused is not None:
+        raise exceptions.Throttled(wait=refused.retry_after)
 
 
-def _usable(api_key: ApiKey | None) -> ApiKey:
+def _usable(api_key: ApiKey | None, request) -> ApiKey:
     if api_key is None:
-        raise _invalid_key()
+        _refuse_if_over_limit(request)
+        raise exceptions.AuthenticationFailed("The API key is unknown or has been revoked.", code="invalid_api_key")
     if not api_key.tenant.enabled:
         raise exceptions.PermissionDenied("This tenant has been disabled by the operator.", code="tenant_disabled")
     return api_key
@@ -47,13 +53,14 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate(self, request):
         raw_key = self._raw_key(request)
-        api_key = _usable(api_key_resolve(raw_key) if raw_key else None)
+        api_key = _usable(api_key_resolve(raw_key) if raw_key else None, request)
         api_key_touch(api_key)
         return ApiClient(api_key=api_key), api_key
 
     def _raw_key(self, request) -> str | None:
         raw_key = request.META.get(self.header, "").strip()
         if not raw_key:
+            _refuse_if_over_limit(request)
             raise exceptions.NotAuthenticated("Send your API key in the X-API-Key header.", code="missing_api_key")
         # Keys are url-safe ASCII; anything else (a NUL byte, which PostgreSQL refuses in a query) is
         # no key of ours and is answered without a lookup.
@@ -74,7 +81,7 @@ class CachedApiKeyAuthentication(ApiKeyAuthentication):
     def authenticate(self, request):
         raw_key = self._raw_key(request)
         resolved = api_key_resolve_cached(raw_key) if raw_key else None
-        api_key = _usable(resolved.api_key if resolved else None)
+        api_key = _usable(resolved.api_key if resolved else None, request)
         api_key_touch(api_key)
         return ApiClient(api_key=api_key, resolved=resolved), api_key
 
@@ -85,6 +92,6 @@ def api_key_confirm_current(request, generation: str | None) -> None:
     resolved = getattr(client, "resolved", None)
     if resolved is None:
         return
-    api_key = _usable(api_key_confirm(resolved, generation))
+    api_key = _usable(api_key_confirm(resolved, generation), request)
     if api_key is not resolved.api_key:
         request.user, request.auth = ApiClient(api_key=api_key), api_key

@@ -13,8 +13,11 @@ _NO_SUCH_KEY_HASH = "0" * 64  # what an unknown prefix is compared against: no S
 _MODE_PREFIXES = {"av_live_": ApiKey.Mode.LIVE, "av_test_": ApiKey.Mode.TEST}
 
 
-def api_key_resolve(raw_key: str) -> ApiKey | None:
-    """The active key matching `raw_key`, or None. One indexed lookup, then a constant-time compare."""
+def api_key_resolve(raw_key: str, digest: str | None = None) -> ApiKey | None:
+    """The active key matching `raw_key` (whose SHA-256 `digest` may be known), or None.
+
+    One indexed lookup, then a constant-time compare.
+    """
     mode = _MODE_PREFIXES.get(raw_key[:8])
     if mode is None or len(raw_key) < 8 + API_KEY_PREFIX_LENGTH:
         return None
@@ -27,7 +30,7 @@ def api_key_resolve(raw_key: str) -> ApiKey | None:
     # The same hash and compare whether the prefix exists or not, so the answer time does not tell
     # a guesser which prefixes are real.
     expected = api_key.key_hash if api_key is not None else _NO_SUCH_KEY_HASH
-    if not hmac.compare_digest(expected, api_key_hash(raw_key)) or api_key is None:
+    if not hmac.compare_digest(expected, digest or api_key_hash(raw_key)) or api_key is None:
         return None
     if api_key.revoked_at is not None:
         return None
@@ -97,7 +100,7 @@ def api_key_resolve_cached(raw_key: str) -> ResolvedKey | None:
     entry = _api_key_cache.get(digest)
     if entry is not None and entry.api_key.tenant.enabled:
         return ResolvedKey(api_key=entry.api_key, raw_key=raw_key, from_cache=True, generation=entry.generation)
-    api_key = api_key_resolve(raw_key)
+    api_key = api_key_resolve(raw_key, digest)
     if api_key is None:
         return None
     # Read before any generation was seen: kept without one, so the next use confirms it again.

@@ -3,6 +3,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import APIException
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -74,8 +76,21 @@ def require_json_body(request) -> None:
         raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
 
 
+class ApiContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, with what partners send (no Accept, `*/*`, `application/json`) answered at once."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        accept = request.META.get("HTTP_ACCEPT", "*/*")
+        if (len(renderers) == 1 and accept in ("*/*", renderers[0].media_type) and not format_suffix
+                and self.settings.URL_FORMAT_OVERRIDE not in request.query_params):
+            return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)
+
+
 class ApiView(APIView):
     """Base of every partner endpoint: API key authentication, per-key rate limit and its headers."""
+
+    content_negotiation_class = ApiContentNegotiation
 
     # The rate limiter's Redis round trip confirms a key that authentication took from its cache.
     authentication_classes = [CachedApiKeyAuthentication]
@@ -85,7 +100,24 @@ class ApiView(APIView):
         state = getattr(request, "rate_limit_state", None)
         super().throttled(request, state.retry_after if state else 1)
 
+    def dispatch(self, request, *args, **kwargs):
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            pending = getattr(getattr(self, "request", None), "rate_limit_pending", None)
+            if pending is not None:  # the request failed before finalize_response read the answer
+                pending.abandon()
+
     def finalize_response(self, request, response, *args, **kwargs):
+        pending = getattr(request, "rate_limit_pending", None)
+        if pending is not None:
+            # A read-only request ran while its rate-limit answer travelled; that answer still decides.
+            request.rate_limit_pending = None
+            try:
+                if not ApiKeyRateThrottle.decide(request, pending):
+                    self.throttled(request, None)
+            except APIException as refusal:
+                response = self.handle_exception(refusal)
         response = super().finalize_response(request, response, *args, **kwargs)
         # X-API-Key is not Authorization, so nothing else tells a shared cache these answers are private.
         response["Cache-Control"] = "no-store"

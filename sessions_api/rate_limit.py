@@ -102,23 +102,93 @@ class _MemoryBuckets:
 
 
 _memory = _MemoryBuckets()
+# Requests without side effects: their rate-limit round trip overlaps the view's own database read.
+READ_ONLY_METHODS = ("GET", "HEAD")
 
 
-def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
-    """Take one token; None when the store is unreachable (the caller lets the request through)."""
-    if settings.REDIS_URL:
+class PendingTake:
+    """A token taken from the bucket, its answer still on the wire: `finish` reads it (once).
+
+    A read-only request sends the take first and reads the answer after its own database read, so
+    the two round trips overlap instead of adding up; its answer is replaced (429, 401, 403) if the
+    take says so. The connection stays out of the pool until the answer is read or dropped.
+    """
+
+    def __init__(self, key: str, *, rate: float, burst: int):
+        self._key, self._rate, self._burst = key, rate, burst
+        self._connection = None
+        self._state: BucketState | None = None
+        self._done = False
+        if not settings.REDIS_URL:
+            self._state, self._done = _memory_take(key, rate, burst), True
+            return
+        client = _redis_client()
         try:
-            allowed, tokens, generation = _bucket_script(keys=[f"ratelimit:{key}", API_KEYS_GENERATION_KEY],
-                                                         args=[rate, burst], client=_redis_client())
+            self._connection = client.connection_pool.get_connection()
+            self._connection.send_command("EVALSHA", _bucket_script.sha, 2, *self._keys(), rate, burst)
         except redis.RedisError as error:
-            logger.warning("rate limiter unavailable, failing open: %s", error)
+            self._drop()
+            self._fail_open(error)
+
+    def _keys(self) -> list[str]:
+        return [f"ratelimit:{self._key}", API_KEYS_GENERATION_KEY]
+
+    def _fail_open(self, error: Exception) -> None:
+        logger.warning("rate limiter unavailable, failing open: %s", error)
+        self._state, self._done = None, True
+
+    def _drop(self) -> None:
+        # An answer may still be unread on it: it cannot go back to the pool.
+        if self._connection is not None:
+            self._connection.disconnect()
+            _redis_client().connection_pool.release(self._connection)
+            self._connection = None
+
+    def finish(self) -> BucketState | None:
+        """The bucket's answer; None when the store is unreachable (the caller lets the request through)."""
+        if self._done:
+            return self._state
+        self._done = True
+        try:
+            try:
+                reply = self._connection.read_response()
+            except redis.exceptions.NoScriptError:
+                # Redis restarted (or never saw the script): load it, and take the token in the usual way.
+                self._release()
+                reply = _bucket_script(keys=self._keys(), args=[self._rate, self._burst], client=_redis_client())
+            else:
+                self._release()
+        except redis.RedisError as error:
+            self._drop()
+            self._fail_open(error)
             return None
-        return BucketState(allowed=bool(allowed), tokens=float(tokens), rate=rate, burst=burst,
-                           generation=generation.decode())
+        allowed, tokens, generation = reply
+        self._state = BucketState(allowed=bool(allowed), tokens=float(tokens), rate=self._rate, burst=self._burst,
+                                  generation=generation.decode())
+        return self._state
+
+    def _release(self) -> None:
+        if self._connection is not None:
+            _redis_client().connection_pool.release(self._connection)
+            self._connection = None
+
+    def abandon(self) -> None:
+        """The request ended without reading the answer (an unexpected error): free the connection."""
+        if not self._done:
+            self._done = True
+            self._drop()
+
+
+def _memory_take(key: str, rate: float, burst: int) -> BucketState:
     value = _memory.take(key, rate, burst)
     if value >= 0:
         return BucketState(allowed=True, tokens=value, rate=rate, burst=burst)
     return BucketState(allowed=False, tokens=-value - 1, rate=rate, burst=burst)
+
+
+def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
+    """Take one token; None when the store is unreachable (the caller lets the request through)."""
+    return PendingTake(key, rate=rate, burst=burst).finish()
 
 
 def unauthenticated_request_refused(request) -> BucketState | None:
@@ -139,7 +209,16 @@ class ApiKeyRateThrottle(BaseThrottle):
         tenant = api_key.tenant
         rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
-        state = bucket_take(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        if request.method in READ_ONLY_METHODS:
+            request.rate_limit_pending = pending  # decided once the view has read (ApiView.finalize_response)
+            return True
+        return self.decide(request, pending)
+
+    @staticmethod
+    def decide(request, pending: PendingTake) -> bool:
+        """Read the take's answer: False to refuse (429); raises 401/403 for a key that is no longer valid."""
+        state = pending.finish()
         request.rate_limit_state = state
         # A revoked key or a disabled tenant is refused before its token counts (401/403, never 429).
         api_key_confirm_current(request, state.generation if state else None)

@@ -13,11 +13,14 @@ BODY = {"subject": "user-42", "age_limit": 18}
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _warm(api) -> None:
+def _warm(api) -> str:
     # The first use reads the key from the database, the second confirms it into the cache; from the
-    # third on, authentication reads no key from the database.
+    # third on, authentication reads no key from the database. Returns a session id of the key.
     for _ in range(3):
-        assert api.post("/v1/sessions", BODY).status_code == 201
+        created = api.post("/v1/sessions", BODY)
+        assert created.status_code == 201
+    assert api.get(f"/v1/sessions/{created.json()['session']['sessionId']}").status_code == 200
+    return created.json()["session"]["sessionId"]
 
 
 def test_a_cached_key_is_authenticated_without_a_key_query(api, django_assert_num_queries):
@@ -28,7 +31,7 @@ def test_a_cached_key_is_authenticated_without_a_key_query(api, django_assert_nu
 
 
 def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transactional_db, onboarded, api):
-    _warm(api)
+    session_id = _warm(api)
     key_id = ApiKey.objects.get(tenant=onboarded.tenant, mode="live").pk
     database = connection.settings_dict
     env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
@@ -38,14 +41,16 @@ def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transac
               f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}))")
     subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, check=True, timeout=120)
 
+    assert api.get(f"/v1/sessions/{session_id}").status_code == 401  # a read, whose rate-limit answer comes last
     assert api.post("/v1/sessions", BODY).status_code == 401
 
 
 def test_a_tenant_disabled_by_the_operators_action_is_refused_on_the_next_request(operator, api, onboarded):
-    _warm(api)
+    session_id = _warm(api)
 
     operator.post("/admin/tenants/tenant/", {"action": "disable_tenants", "_selected_action": [onboarded.tenant.pk]})
 
+    assert api.get(f"/v1/sessions/{session_id}").status_code == 403
     assert api.post("/v1/sessions", BODY).status_code == 403
     operator.post("/admin/tenants/tenant/", {"action": "enable_tenants", "_selected_action": [onboarded.tenant.pk]})
     assert api.post("/v1/sessions", BODY).status_code == 201

@@ -1,4 +1,4 @@
-"""Reads on sessions: a tenant's session by id, expired on read when its time is up."""
+"""Reads on sessions: one by id (expired on read when due), as the API shows it, and its face path."""
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -9,6 +9,7 @@ from django.utils import timezone
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
+from .age_assurance.policy import tenant_face_rule
 from .models import AgeEstimationResult, DocumentResult, LivenessResult, VerificationSession
 from .state_machine import OPEN_STATUSES, session_expire_if_due
 
@@ -119,3 +120,8 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(true_age, birthdate) if document_id is not None else None,
     )
+
+
+def session_face_path_on(session: VerificationSession) -> bool:
+    """Whether a face can approve this session; when not, the flow goes straight to the document step."""
+    return tenant_face_rule(session.tenant, session.age_limit).face_path_on

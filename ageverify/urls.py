@@ -14,7 +14,7 @@ admin.site.site_url = "/dashboard/"
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
 
 urlpatterns = [
-    path("v1/", include("sessions_api.urls")),
+    path("v1/", include("sessions_api.api.urls")),
     path("flow/", include("flow.urls")),
     path("dashboard/", include("dashboard.urls")),
     path("admin/", admin.site.urls),

@@ -5,10 +5,10 @@ from functools import wraps
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
-from sessions_api.analysis import retake_message
+from sessions_api.api.problems import is_backend_outage
 from sessions_api.models import Mode, Status, VerificationSession
-from sessions_api.problems import is_backend_outage
 from sessions_api.state_machine import session_expire_if_due
+from sessions_api.submission import retake_message
 
 from .cookie import flow_cookie_session_id
 from .errors import error_page

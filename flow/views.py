@@ -20,9 +20,13 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from checks.images import MAX_BYTES as MAX_IMAGE_BYTES
-from sessions_api.analysis import (
+from sessions_api.decision import MAX_ATTEMPTS
+from sessions_api.models import Mode, Reason, Status
+from sessions_api.sandbox import sandbox_advance
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel
+from sessions_api.submission import (
     MAX_FRAMES_PER_STEP,
+    MAX_IMAGE_BYTES,
     SubmissionRejected,
     document_path_choose,
     document_submit,
@@ -30,10 +34,6 @@ from sessions_api.analysis import (
     selfie_challenge_issue,
     selfie_submit,
 )
-from sessions_api.decision import MAX_ATTEMPTS
-from sessions_api.models import Mode, Reason, Status
-from sessions_api.sandbox import sandbox_advance
-from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 
 from .cookie import flow_cookie_set
 from .errors import error_page

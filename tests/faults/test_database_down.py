@@ -60,7 +60,7 @@ def test_the_api_answers_again_once_the_database_is_back(onboarded):
 
 def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
     # Authentication succeeds on a live connection; the write that follows finds the server gone.
-    from sessions_api import api as api_module
+    from sessions_api.api import views as api_module
 
     real_create = api_module.session_create
 

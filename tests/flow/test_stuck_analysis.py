@@ -10,10 +10,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from ageverify.celery import app
-from sessions_api.analysis import ANALYSIS_TASK_EXPIRES, STUCK_ANALYSIS_MARGIN
+from sessions_api.analysis import ANALYSIS_TASK_EXPIRES
 from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
 from sessions_api.tasks import stuck_analyses_release
+from sessions_api.watchdog import STUCK_ANALYSIS_MARGIN
 from tests.flow.conftest import open_flow
 from tests.flow.test_uploads import jpeg, post_document, selfie_form
 

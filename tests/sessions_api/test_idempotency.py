@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions_api import api as api_module
+from sessions_api.api import views as api_module
 from sessions_api.models import IdempotencyRecord, VerificationSession
 from sessions_api.tasks import idempotency_records_purge
 from tenants.services import tenant_create

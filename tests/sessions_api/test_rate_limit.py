@@ -5,7 +5,7 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 
-from sessions_api import rate_limit
+from sessions_api.api import rate_limit
 from sessions_api.models import VerificationSession, new_session_id
 from tenants.services import api_key_generate
 from tests.conftest import ApiClient

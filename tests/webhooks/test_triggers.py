@@ -6,9 +6,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sessions_api.analysis import document_analyse, document_path_choose
+from sessions_api.analysis import document_analyse
 from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
+from sessions_api.submission import document_path_choose
 from sessions_api.tasks import sessions_expire_due
 from tenants.models import Tenant
 from tests.conftest import ApiClient

@@ -6,13 +6,13 @@ from rest_framework.response import Response
 
 from tenants.models import ApiKey
 
-from .api import ApiView, problems, require_json_body, response_headers, session_not_found
-from .models import Mode
+from ..models import Mode
+from ..sandbox import TARGETS, NotASandboxSession, sandbox_advance
+from ..selectors import SessionNotFound, session_get_for_tenant
+from ..state_machine import TransitionNotAllowed
 from .problems import ApiProblem
-from .sandbox import TARGETS, NotASandboxSession, sandbox_advance
-from .selectors import SessionNotFound, session_get_for_tenant
 from .serializers import SessionReadResponseSerializer, session_read_representation
-from .state_machine import TransitionNotAllowed
+from .views import ApiView, problems, require_json_body, response_headers, session_not_found
 
 
 @extend_schema_field({"type": "string", "enum": [str(target) for target in TARGETS]})

@@ -6,11 +6,12 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..selectors import SessionNotFound, session_get_for_tenant
+from ..services import session_create
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .rate_limit import ApiKeyRateThrottle
-from .selectors import SessionNotFound, session_get_for_tenant
 from .serializers import (
     ProblemSerializer,
     SessionCreatedOutputSerializer,
@@ -19,7 +20,6 @@ from .serializers import (
     SessionReadResponseSerializer,
     session_read_representation,
 )
-from .services import session_create
 
 
 def response_headers(success: int) -> list[OpenApiParameter]:

@@ -6,8 +6,8 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 
 from sessions_api.api.problems import is_backend_outage
-from sessions_api.models import Mode, Status, VerificationSession
-from sessions_api.state_machine import session_expire_if_due
+from sessions_api.choices import Mode, Status
+from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.submission import retake_message
 
 from .cookie import flow_cookie_session_id
@@ -23,7 +23,7 @@ class SeeOther(HttpResponseRedirect):
     status_code = 303
 
 
-def page_url_for(session: VerificationSession) -> str:
+def page_url_for(session) -> str:
     """The page for the session's current status; every flow view defers to this."""
     status = session.status
     if status in (Status.APPROVED, Status.DENIED):
@@ -41,15 +41,15 @@ def page_url_for(session: VerificationSession) -> str:
     return reverse("flow:consent")
 
 
-def flow_session(request) -> VerificationSession | None:
-    """The session the cookie names, finalized as expired first if its time is up."""
+def flow_session(request):
+    """The session the cookie names (finalized as expired first if its time is up), or None."""
     session_id = flow_cookie_session_id(request)
     if not session_id:
         return None
-    session = VerificationSession.objects.select_related("tenant").filter(pk=session_id).first()
-    if session is not None and not session.is_final:
-        session = session_expire_if_due(session)
-    return session
+    try:
+        return session_get(session_id=session_id)
+    except SessionNotFound:
+        return None
 
 
 def outage_safe(view):

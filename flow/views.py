@@ -20,9 +20,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
+from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
-from sessions_api.models import Mode, Reason, Status
+from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.sandbox import sandbox_advance
+from sessions_api.selectors import session_get
 from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 from sessions_api.submission import (
     MAX_FRAMES_PER_STEP,
@@ -38,7 +40,6 @@ from sessions_api.submission import (
 from .cookie import flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
-from .link import LinkRejected, flow_link_validate
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
 from .uploads import (
     MESSAGE_REQUEST_TOO_LARGE,
@@ -77,7 +78,7 @@ SELFIE_MAX_BYTES = SELFIE_STEPS * MAX_IMAGE_BYTES
 
 
 def _reloaded(session):
-    return session.__class__.objects.select_related("tenant").get(pk=session.pk)
+    return session_get(session_id=session.id)
 
 
 def _context(session, **extra):
@@ -89,8 +90,8 @@ def _context(session, **extra):
 @outage_safe
 def start(request):
     try:
-        session = flow_link_validate(request.GET)
-    except LinkRejected as rejected:
+        session = flow_link_verify(request.GET)
+    except FlowLinkRejected as rejected:
         return error_page(request, rejected.kind, session=rejected.session)
     response = flow_headers(SeeOther(reverse("flow:consent")))
     flow_cookie_set(response, session)

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from .decision import Decision, decide_document, decide_selfie
 from .models import Status, VerificationSession
+from .selectors import SessionNotFound, session_get
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,10 @@ MESSAGE_CHECK_FAILED = "Something went wrong while checking your picture. Please
 
 
 def _session_to_analyse(session_id: str) -> VerificationSession | None:
-    session = VerificationSession.objects.select_related("tenant").filter(pk=session_id).first()
+    try:
+        session = session_get(session_id=session_id)
+    except SessionNotFound:
+        session = None
     if session is None or session.status != Status.PROCESSING:
         # Cancelled or expired while queued: nothing to decide, and the images are dropped unseen.
         logger.info("analysis of %s skipped: session is %s", session_id, session.status if session else "gone")

@@ -4,34 +4,11 @@ from django.db import models
 from tenants.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
+from .choices import Mode, Reason, Status
+
 
 def new_session_id() -> str:
     return prefixed_ulid("ses")
-
-
-class Status(models.TextChoices):
-    INITIATED = "initiated", "Initiated"
-    PROCESSING = "processing", "Processing"
-    REQUIRES_DOC = "requires_doc", "Requires document"
-    APPROVED = "approved", "Approved"
-    DENIED = "denied", "Denied"
-
-
-class Reason(models.TextChoices):
-    AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
-    DOCUMENT = "document", "Approved by document"
-    LIVENESS_FAILED = "liveness_failed", "Liveness failed"
-    DOCUMENT_INVALID = "document_invalid", "Document invalid"
-    DOCUMENT_EXPIRED = "document_expired", "Document expired"
-    UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
-    ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
-    CANCELLED = "cancelled", "Cancelled by the user"
-    EXPIRED = "expired", "Expired"
-
-
-class Mode(models.TextChoices):
-    LIVE = "live", "Live"
-    TEST = "test", "Test (sandbox)"
 
 
 class VerificationSession(models.Model):

@@ -1,4 +1,4 @@
-"""Reads on sessions: a tenant's session by id, expired on read when its time is up."""
+"""Reads on sessions: the one door to a session by id, expired on read when its time is up."""
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
@@ -10,22 +10,24 @@ class SessionNotFound(Exception):
     pass
 
 
-def session_get_for_tenant(*, tenant: Tenant, session_id: str, mode: str | None = None) -> VerificationSession:
-    """The session, with its results; another tenant's session is indistinguishable from an unknown id.
+def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | None = None) -> VerificationSession:
+    """The session, with its tenant and results; an open session past its expiry is finalized first.
 
-    With `mode`, only a session of that mode is found: a live key never sees sandbox sessions, nor a
-    test key live ones, as two separate environments of one tenant.
+    With `tenant`, another tenant's session is indistinguishable from an unknown id. With `mode`,
+    only a session of that mode is found: a live key never sees sandbox sessions, nor a test key
+    live ones, as two separate environments of one tenant.
     """
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+    if tenant is not None:
+        sessions = sessions.filter(tenant=tenant)
     if mode is not None:
         sessions = sessions.filter(mode=mode)
-    session = sessions.filter(tenant=tenant, pk=session_id).first()
+    session = sessions.filter(pk=session_id).first()
     if session is None:
         raise SessionNotFound(session_id)
-    if session.expires_at is not None and not session.is_final:
-        expired = session_expire_if_due(session)
-        if expired is not session:
-            return session_get_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
+    if not session.is_final and session_expire_if_due(session) is not session:
+        # Expired by this read (or finalized meanwhile): read it again, results and all.
+        session = sessions.get(pk=session_id)
     return session

@@ -6,7 +6,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..selectors import SessionNotFound, session_get_for_tenant
+from ..selectors import SessionNotFound, session_get
 from ..services import session_create
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
@@ -142,7 +142,7 @@ class SessionDetailApi(ApiView):
     )
     def get(self, request, session_id: str):
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
+            session = session_get(session_id=session_id, tenant=request.user.tenant, mode=request.auth.mode)
         except SessionNotFound:
             raise session_not_found()
         return Response(session_read_representation(session))

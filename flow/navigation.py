@@ -7,8 +7,7 @@ from django.urls import reverse
 
 from sessions_api.api.problems import is_backend_outage
 from sessions_api.choices import Mode, Status
-from sessions_api.selectors import SessionNotFound, session_get
-from sessions_api.submission import retake_message
+from sessions_api.selectors import SessionNotFound, session_get, session_retake_message
 
 from .cookie import flow_cookie_session_id
 from .errors import error_page
@@ -36,7 +35,7 @@ def page_url_for(session) -> str:
         return reverse("flow:document")
     # Sent back without an attempt counted (the analysis never came): the user has consented already,
     # and the selfie page shows why they are asked again.
-    if session.selfie_attempts or retake_message(session):
+    if session.selfie_attempts or session_retake_message(session):
         return reverse("flow:selfie")
     return reverse("flow:consent")
 

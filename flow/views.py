@@ -24,7 +24,7 @@ from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.sandbox import sandbox_advance
-from sessions_api.selectors import session_get
+from sessions_api.selectors import session_get, session_retake_message
 from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 from sessions_api.submission import (
     MAX_FRAMES_PER_STEP,
@@ -32,7 +32,6 @@ from sessions_api.submission import (
     SubmissionRejected,
     document_path_choose,
     document_submit,
-    retake_message,
     selfie_challenge_issue,
     selfie_submit,
 )
@@ -110,7 +109,7 @@ def _selfie_page(request, session, *, error=None, status=200):
               "field": f"frame_{index}_{step}"} for index, step in enumerate(session.liveness_challenge)]
     return render(request, "flow/selfie.html", _context(
         session, steps=steps, challenge=",".join(session.liveness_challenge), error=error,
-        retake=None if error else retake_message(session),
+        retake=None if error else session_retake_message(session),
         attempt=session.selfie_attempts + 1, max_attempts=MAX_ATTEMPTS,
     ), status=status)
 
@@ -174,7 +173,7 @@ def status(request, session):
 
 def _document_page(request, session, *, error=None, status=200):
     return render(request, "flow/document.html", _context(
-        session, error=error, retake=None if error else retake_message(session),
+        session, error=error, retake=None if error else session_retake_message(session),
         attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
         after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
     ), status=status)

@@ -5,14 +5,13 @@ runs the checks on the bytes in memory, applies the decision rule (sessions_api.
 only the result numbers, through the state machine. Our code never writes an image to disk; the
 bytes go when the task ends. A retake sends the session back (processing -> initiated for a selfie,
 -> requires_doc for a document) with the message to show, which is kept in the transition's event
-`cause`. The web side is sessions_api.submission, the watchdog of lost analyses sessions_api.watchdog.
+`message`. The web side is sessions_api.submission, the watchdog of lost analyses sessions_api.watchdog.
 """
 from __future__ import annotations
 
 import logging
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from .decision import Decision, decide_document, decide_selfie
@@ -40,8 +39,8 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
-def _apply(session: VerificationSession, decision: Decision, *, step: str, counter: str) -> None:
-    cause = f"{step} analysed"
+def _apply(session: VerificationSession, decision: Decision) -> None:
+    cause = f"{session.step} analysed"
     if decision.is_retake:
         cause = (RETAKE_CAUSE_PREFIX + decision.retake_message)[:200]
     try:
@@ -54,7 +53,8 @@ def _apply(session: VerificationSession, decision: Decision, *, step: str, count
                 return
             session_transition(
                 session_id=session.id, to=decision.to_status, reason=decision.reason, cause=cause,
-                expected_from=(Status.PROCESSING,), results=decision.results, **{counter: F(counter) + 1},
+                expected_from=(Status.PROCESSING,), results=decision.results, count_attempt=True,
+                message=decision.retake_message or "",
             )
     except TransitionNotAllowed:
         logger.info("decision on %s dropped: the session left processing meanwhile", session.id)
@@ -83,7 +83,7 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
         liveness, age, age_limit=session.age_limit, age_buffer=tenant.age_buffer_years,
         min_confidence=tenant.min_age_confidence, attempts_so_far=session.selfie_attempts,
     )
-    _apply(session, decision, step="selfie", counter="selfie_attempts")
+    _apply(session, decision)
 
 
 def document_analyse(*, session_id: str, image: bytes) -> None:
@@ -103,4 +103,4 @@ def document_analyse(*, session_id: str, image: bytes) -> None:
         document, age_limit=session.age_limit, today=timezone.now().date(),
         attempts_so_far=session.document_attempts,
     )
-    _apply(session, decision, step="document", counter="document_attempts")
+    _apply(session, decision)

@@ -1,4 +1,4 @@
-"""The session's vocabulary: its statuses, reasons and modes, the choices of its model fields.
+"""The session's vocabulary: its statuses, reasons, modes and steps, the choices of its model fields.
 
 Apart from the models so that the web pages can speak of a session without importing a model.
 """
@@ -28,3 +28,10 @@ class Reason(models.TextChoices):
 class Mode(models.TextChoices):
     LIVE = "live", "Live"
     TEST = "test", "Test (sandbox)"
+
+
+class Step(models.TextChoices):
+    """The step the user is on; `processing` keeps the step being analysed."""
+
+    SELFIE = "selfie", "Selfie"
+    DOCUMENT = "document", "Document"

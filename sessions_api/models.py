@@ -4,7 +4,7 @@ from django.db import models
 from tenants.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
-from .choices import Mode, Reason, Status
+from .choices import Mode, Reason, Status, Step
 
 
 def new_session_id() -> str:
@@ -21,6 +21,8 @@ class VerificationSession(models.Model):
     cancel_url = models.CharField(max_length=2048, blank=True)
     notification_url = models.CharField(max_length=2048, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.INITIATED)
+    # Selfie until the session is sent to the document step; only the state machine changes it.
+    step = models.CharField(max_length=8, choices=Step.choices, default=Step.SELFIE)
     reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
     token_hash = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
@@ -78,7 +80,9 @@ class SessionEvent(models.Model):
     from_status = models.CharField(max_length=12, choices=Status.choices)
     to_status = models.CharField(max_length=12, choices=Status.choices)
     reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
-    cause = models.CharField(max_length=200)
+    cause = models.CharField(max_length=200)  # for operators: why the status changed
+    # For the user: why they are asked again (a retake), shown on the page of the step they are sent back to.
+    message = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,10 +7,9 @@ same webhook. The partner's API call and the web flow's outcome buttons both com
 import datetime
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
-from .models import Mode, Reason, SessionEvent, Status, VerificationSession
+from .models import Mode, Reason, Status, Step, VerificationSession
 from .state_machine import Results, TransitionNotAllowed, session_transition
 
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
@@ -53,21 +52,11 @@ def _selfie_results(session: VerificationSession, *, age_offset: int, confidence
     )
 
 
-def _on_document_step(session: VerificationSession) -> bool:
-    """Whether the session is at (or analysing) the document step rather than the selfie step."""
-    if session.status == Status.REQUIRES_DOC:
-        return True
-    if session.status != Status.PROCESSING:
-        return False
-    entered = SessionEvent.objects.filter(session=session, to_status=Status.PROCESSING).order_by("-id").first()
-    return entered is not None and entered.from_status == Status.REQUIRES_DOC
-
-
 def _decision_step(session: VerificationSession, to: str, on_document: bool) -> dict:
     """The transition out of `processing` that a real analysis would have made for this outcome."""
     limit = session.age_limit
     if on_document:
-        counter = {"document_attempts": F("document_attempts") + 1}
+        counter = {"count_attempt": True}
         if to == Status.APPROVED:
             return {"to": to, "reason": Reason.DOCUMENT,
                     "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
@@ -76,7 +65,7 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool) -> 
             return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
                     "results": Results(document=_document_result(limit, true_age)), **counter}
         return {"to": to, **counter}  # requires_doc again: a document retake
-    counter = {"selfie_attempts": F("selfie_attempts") + 1}
+    counter = {"count_attempt": True}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.AGE_ESTIMATION,
                 "results": _selfie_results(
@@ -100,7 +89,7 @@ def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced
         raise NotASandboxSession(session_id)
     if session.is_final:
         raise TransitionNotAllowed(f"{session_id} is already {session.status}")
-    on_document = _on_document_step(session)
+    on_document = session.step == Step.DOCUMENT
     if session.status == Status.PROCESSING:
         if to == Status.PROCESSING:
             raise TransitionNotAllowed(f"{session_id} is already processing")
@@ -111,6 +100,6 @@ def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced
         raise TransitionNotAllowed(f"{session_id} is already waiting for a document")
     else:
         steps = [{"to": Status.PROCESSING}, _decision_step(session, to, on_document)]
-    for step in steps:
-        session = session_transition(session_id=session_id, cause=cause, **step)
+    for transition in steps:
+        session = session_transition(session_id=session_id, cause=cause, **transition)
     return session

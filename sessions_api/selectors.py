@@ -1,8 +1,8 @@
-"""Reads on sessions: the one door to a session by id, expired on read when its time is up."""
+"""Reads on sessions: the one door to a session by id (expired on read when its time is up), its retake message."""
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
-from .models import VerificationSession
+from .models import SessionEvent, Status, VerificationSession
 from .state_machine import session_expire_if_due
 
 
@@ -31,3 +31,13 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
         # Expired by this read (or finalized meanwhile): read it again, results and all.
         session = sessions.get(pk=session_id)
     return session
+
+
+def session_retake_message(session: VerificationSession) -> str | None:
+    """The message of the retake that sent the session back to its current step, if that is how it got there."""
+    if session.status not in (Status.INITIATED, Status.REQUIRES_DOC):
+        return None
+    last = SessionEvent.objects.filter(session=session).order_by("-id").first()
+    if last is None or last.to_status != session.status or not last.message:
+        return None
+    return last.message

@@ -19,7 +19,7 @@ from django.utils import timezone
 from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
 
 from .analysis import RETAKE_CAUSE_PREFIX
-from .models import SessionEvent, Status, VerificationSession
+from .models import Status, Step, VerificationSession
 from .state_machine import TransitionNotAllowed, session_transition
 from .tasks import document_analysis_queue, selfie_analysis_queue
 
@@ -97,7 +97,7 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
         logger.exception("could not queue the analysis of %s", session.id)
         try:
             session_transition(session_id=session.id, to=from_status, expected_from=(Status.PROCESSING,),
-                               cause=RETAKE_CAUSE_PREFIX + MESSAGE_QUEUE_DOWN)
+                               cause=RETAKE_CAUSE_PREFIX + MESSAGE_QUEUE_DOWN, message=MESSAGE_QUEUE_DOWN)
         except TransitionNotAllowed:
             pass
         raise SubmissionRejected(MESSAGE_QUEUE_DOWN, status_code=503)
@@ -108,14 +108,5 @@ def document_path_choose(*, session: VerificationSession) -> VerificationSession
     session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,),
                        cause="no camera: the user chose the document step")
     return session_transition(session_id=session.id, to=Status.REQUIRES_DOC, expected_from=(Status.PROCESSING,),
-                              cause="no camera: the user chose the document step")
+                              step=Step.DOCUMENT, cause="no camera: the user chose the document step")
 
-
-def retake_message(session: VerificationSession) -> str | None:
-    """The message of the retake that sent the session back to its current step, if that is how it got there."""
-    if session.status not in (Status.INITIATED, Status.REQUIRES_DOC):
-        return None
-    last = SessionEvent.objects.filter(session=session).order_by("-id").first()
-    if last is None or last.to_status != session.status or not last.cause.startswith(RETAKE_CAUSE_PREFIX):
-        return None
-    return last.cause[len(RETAKE_CAUSE_PREFIX):]

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .analysis import ANALYSIS_TASK_EXPIRES, RETAKE_CAUSE_PREFIX
-from .models import Mode, SessionEvent, Status, VerificationSession
+from .models import Mode, Status, Step, VerificationSession
 from .state_machine import session_transition
 
 logger = logging.getLogger(__name__)
@@ -44,10 +44,9 @@ def _stuck_analysis_release(session_id: str, cutoff) -> bool:
     ).first()
     if session is None:
         return False
-    entered = SessionEvent.objects.filter(session=session, to_status=Status.PROCESSING).order_by("-id").first()
-    step = entered.from_status if entered is not None else Status.INITIATED
+    back_to = Status.REQUIRES_DOC if session.step == Step.DOCUMENT else Status.INITIATED
     # No attempt counter moves: the user's pictures were never judged.
-    session_transition(session_id=session_id, to=step, expected_from=(Status.PROCESSING,),
-                       cause=RETAKE_CAUSE_PREFIX + MESSAGE_ANALYSIS_LOST)
-    logger.warning("analysis of %s never came: sent back to %s", session_id, step)
+    session_transition(session_id=session_id, to=back_to, expected_from=(Status.PROCESSING,),
+                       cause=RETAKE_CAUSE_PREFIX + MESSAGE_ANALYSIS_LOST, message=MESSAGE_ANALYSIS_LOST)
+    logger.warning("analysis of %s never came: sent back to %s", session_id, back_to)
     return True

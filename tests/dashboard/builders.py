@@ -1,6 +1,4 @@
 """Builders of dashboard test data: sessions taken through the real state machine, deliveries with attempts."""
-from django.db.models import F
-
 from sessions_api.state_machine import Results, session_transition
 from tests.factories import VerificationSessionFactory
 from webhooks.models import WebhookAttempt, WebhookDelivery
@@ -12,8 +10,7 @@ def finished_session(tenant, *, status="approved", notification_url="", subject=
     session = VerificationSessionFactory(tenant=tenant, notification_url=notification_url, mode=mode, **extra)
     if status == "initiated":
         return session
-    session_transition(session_id=session.id, to="processing", cause="selfie submitted",
-                       selfie_attempts=F("selfie_attempts") + 1)
+    session_transition(session_id=session.id, to="processing", cause="selfie submitted", count_attempt=True)
     if status == "approved":
         session_transition(
             session_id=session.id, to="approved", reason="age_estimation", cause="estimated age above the limit",

@@ -17,7 +17,7 @@ Decisions worth knowing:
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from sessions_api.choices import Mode, Reason, Status
@@ -40,35 +40,11 @@ from .cookie import flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
-from .uploads import (
-    MESSAGE_REQUEST_TOO_LARGE,
-    read_files,
-    request_too_large,
-    upload_rejection,
-    use_memory_uploads,
-)
+from .texts import DENIAL_MESSAGES, INSTRUCTIONS, MESSAGE_NO_DOCUMENT_PICTURE, SANDBOX_OUTCOMES
+from .upload_step import UploadStep, upload_step_view
+from .uploads import read_files
 
 OPEN = (Status.INITIATED, Status.PROCESSING, Status.REQUIRES_DOC)
-INSTRUCTIONS = {
-    "left": "Turn your head slowly to your left",
-    "right": "Turn your head slowly to your right",
-    "center": "Look straight at the camera",
-}
-DENIAL_MESSAGES = {
-    Reason.CANCELLED: "You cancelled the verification.",
-    Reason.EXPIRED: "The time for this verification ran out.",
-    Reason.LIVENESS_FAILED: "We could not confirm that a live person took the selfie.",
-    Reason.ATTEMPTS_EXCEEDED: "We could not use the pictures after several attempts.",
-    Reason.DOCUMENT_INVALID: "We could not validate the document.",
-    Reason.DOCUMENT_EXPIRED: "The document has expired.",
-    Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
-}
-SANDBOX_OUTCOMES = {
-    Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),
-                       ("denied", "Deny (liveness failed)"), ("processing", "Stay in processing")],
-    Status.REQUIRES_DOC: [("approved", "Approve (document)"), ("denied", "Deny (underage document)"),
-                          ("processing", "Stay in processing")],
-}
 # A challenge has 4 steps (checks.liveness: 3 moves, then "center"). Camera frames are ~50 KB each;
 # the no-camera fallback sends one photo per step, each up to the 10 MB every picture may have.
 SELFIE_STEPS = 4
@@ -114,36 +90,16 @@ def _selfie_page(request, session, *, error=None, status=200):
     ), status=status)
 
 
-@csrf_exempt  # the upload handler must be set before anything reads the body; CSRF is checked just after
-def selfie(request):
-    if request.method == "POST":
-        if request_too_large(request, max_total_bytes=SELFIE_MAX_BYTES):
-            return _reject_before_reading(request, _selfie_too_large)
-        handler = use_memory_uploads(request, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES)
-        return _selfie_post(request, handler=handler)
-    return _selfie_get(request)
-
-
-@require_GET
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_get(request, session):
-    selfie_challenge_issue(session=session)
-    return _selfie_page(request, session)
-
-
-@csrf_protect
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_post(request, session, *, handler):
-    rejected = upload_rejection(request, handler)
-    if rejected:
-        return _selfie_page(request, session, error=rejected, status=413)
+def _selfie_submit(request, session):
     challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
     frames_by_step = [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
-    try:
-        selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
-    except SubmissionRejected as rejected:
-        return _selfie_page(request, session, error=rejected.message, status=rejected.status_code)
-    return SeeOther(reverse("flow:progress"))
+    selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
+
+
+selfie = upload_step_view(UploadStep(
+    status=Status.INITIATED, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES,
+    page=_selfie_page, submit=_selfie_submit, prepare=lambda session: selfie_challenge_issue(session=session),
+))
 
 
 @require_POST
@@ -179,53 +135,17 @@ def _document_page(request, session, *, error=None, status=200):
     ), status=status)
 
 
-@csrf_exempt  # as for the selfie: memory-only uploads first, then the CSRF check
-def document(request):
-    if request.method == "POST":
-        if request_too_large(request, max_total_bytes=MAX_IMAGE_BYTES):
-            return _reject_before_reading(request, _document_too_large)
-        handler = use_memory_uploads(request, max_files=1, max_total_bytes=MAX_IMAGE_BYTES)
-        return _document_post(request, handler=handler)
-    return _document_get(request)
-
-
-@require_GET
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_get(request, session):
-    return _document_page(request, session)
-
-
-@csrf_protect
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_post(request, session, *, handler):
-    rejected = upload_rejection(request, handler)
-    if rejected:
-        return _document_page(request, session, error=rejected, status=413)
+def _document_submit(request, session):
     images = read_files(request, "document")
     if not images:
-        return _document_page(request, session, error="Choose or take a picture of your document first.", status=400)
-    try:
-        document_submit(session=session, image=images[0])
-    except SubmissionRejected as rejected:
-        return _document_page(request, session, error=rejected.message, status=rejected.status_code)
-    return SeeOther(reverse("flow:progress"))
+        raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
+    document_submit(session=session, image=images[0])
 
 
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_too_large(request, session):
-    return _selfie_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
-
-
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_too_large(request, session):
-    return _document_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
-
-
-def _reject_before_reading(request, page_view):
-    # Nothing changes on this answer, so it needs no CSRF check; the body is never read.
-    response = page_view(request)
-    response["Connection"] = "close"
-    return response
+document = upload_step_view(UploadStep(
+    status=Status.REQUIRES_DOC, max_files=1, max_total_bytes=MAX_IMAGE_BYTES,
+    page=_document_page, submit=_document_submit,
+))
 
 
 @csrf_protect

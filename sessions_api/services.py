@@ -51,6 +51,6 @@ def session_create(
 
 
 def idempotency_records_purge() -> int:
-    """Delete records past the replay window; they hold a creation response, flow token included."""
+    """Delete records past the replay window; they hold a (sealed) creation response, flow token included."""
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - settings.IDEMPOTENCY_TTL).delete()
     return deleted

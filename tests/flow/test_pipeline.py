@@ -1,7 +1,7 @@
 """The analysis pipeline end to end: flow upload -> Celery worker -> real checks -> decision -> stored numbers only.
 
 These run the real checks (face engine, liveness, document reader) in a real in-thread Celery
-worker on the real Redis broker, with synthetic faces and documents from tests/fixtures.
+worker on the real Redis broker, with synthetic faces and documents from tests/support.
 """
 import base64
 import datetime
@@ -16,10 +16,11 @@ from django.utils import timezone
 from PIL import Image
 
 from sessions_api.models import SessionEvent, VerificationSession
-from tests.conftest import wait_until
-from tests.fixtures.documents import aamva_payload, encode, pdf417_card
-from tests.fixtures.faces import challenge_frames, still_frames
-from tests.flow.conftest import open_flow
+from tests.factories import session_past_expiry
+from tests.support.documents import aamva_payload, encode, pdf417_card
+from tests.support.faces import challenge_frames, still_frames
+from tests.support.flow import open_flow
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
 ANALYSIS_TIMEOUT = 90
@@ -231,7 +232,7 @@ def test_a_session_that_expires_while_its_selfie_waits_for_analysis_ends_expired
     onboarded.tenant.save()
     visitor = open_flow(api, age_limit=10)
     post_selfie(visitor, challenge_frames)
-    VerificationSession.objects.filter(pk=visitor.session_id).update(expires_at=timezone.now())
+    session_past_expiry(visitor.session_id, ago=datetime.timedelta(0))
 
     run_the_queued_analysis()
 

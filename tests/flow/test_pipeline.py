@@ -15,15 +15,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from PIL import Image
 
-from sessions_api.models import SessionEvent, VerificationSession
+from sessions_api.models import SessionEvent
 from tests.factories import session_past_expiry
 from tests.support.documents import aamva_payload, encode, pdf417_card
 from tests.support.faces import challenge_frames, still_frames
-from tests.support.flow import open_flow
+from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_selfie
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
-ANALYSIS_TIMEOUT = 90
 
 
 @pytest.fixture
@@ -63,28 +62,6 @@ def broker_holds(needle: bytes) -> bool:
         if any(needle in (value or b"") for value in values):
             return True
     return False
-
-
-def post_selfie(visitor, frames_for, frames_per_step=3):
-    """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
-    visitor.client.get("/flow/selfie")
-    challenge = visitor.session.liveness_challenge
-    frames = frames_for(challenge)
-    form = {"challenge": ",".join(challenge)}
-    for index, step in enumerate(challenge):
-        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
-        assert {label for label, _ in step_frames} == {step}
-        form[f"frame_{index}_{step}"] = [
-            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
-        ]
-    response = visitor.client.post("/flow/selfie", form)
-    assert response.status_code == 303, response.content.decode()
-    return frames
-
-
-def analysed(visitor) -> VerificationSession:
-    wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
-    return visitor.session
 
 
 def not_a_face(challenge):

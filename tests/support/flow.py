@@ -2,9 +2,13 @@
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from sessions_api.models import VerificationSession
+from tests.support.waiting import wait_until
+
+ANALYSIS_TIMEOUT = 90  # seconds the real checks may take on this machine
 
 
 def start_path(verification_url: str) -> str:
@@ -32,3 +36,25 @@ def open_flow(api, client: Client | None = None, **fields) -> Visitor:
     response = client.get(start_path(created["verificationUrl"]))
     assert response.status_code == 303, response.content
     return Visitor(client=client, session_id=created["sessionId"], created=created)
+
+
+def post_selfie(visitor, frames_for, frames_per_step=3):
+    """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
+    visitor.client.get("/flow/selfie")
+    challenge = visitor.session.liveness_challenge
+    frames = frames_for(challenge)
+    form = {"challenge": ",".join(challenge)}
+    for index, step in enumerate(challenge):
+        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
+        assert {label for label, _ in step_frames} == {step}
+        form[f"frame_{index}_{step}"] = [
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
+        ]
+    response = visitor.client.post("/flow/selfie", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
+def analysed(visitor) -> VerificationSession:
+    wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
+    return visitor.session

@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from sessions_api.models import AgeEstimationResult, SessionEvent, VerificationSession
-from tests.conftest import ApiClient
-from tests.dashboard.builders import finished_session
+from tests.factories import finished_session
+from tests.support.api_client import ApiClient
 from webhooks.models import WebhookAttempt, WebhookDelivery
 
 

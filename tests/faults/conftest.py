@@ -1,7 +1,7 @@
 """Fixtures for fault tests: private Redis and PostgreSQL servers, worker processes and an HTTPS receiver."""
 import pytest
 
-from tests.webhooks.receiver import WebhookReceiver, make_tls_files
+from tests.support.receiver import WebhookReceiver, make_tls_files
 
 from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, WebServer, test_database_url
 

@@ -6,10 +6,10 @@ import pytest
 import requests
 
 from tenants.services import tenant_create
-from tests.conftest import ApiClient
-from tests.outages import broker_at
-from tests.webhooks.conftest import finalize_with_webhook
-from tests.webhooks.receiver import Reply
+from tests.support.api_client import ApiClient
+from tests.support.outages import broker_at
+from tests.support.receiver import Reply
+from tests.support.webhooks import finalize_with_webhook
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 

@@ -8,14 +8,16 @@ import threading
 import time
 
 import pytest
+from PIL import Image
 
 from sessions_api.models import VerificationSession
-from tests.conftest import ApiClient, wait_until
-from tests.flow.conftest import open_flow
-from tests.flow.test_pipeline import not_a_face, post_selfie
-from tests.outages import broker_at, database_at
-from tests.webhooks.conftest import finalize_with_webhook
-from tests.webhooks.receiver import Reply
+from tests.support.api_client import ApiClient
+from tests.support.documents import encode
+from tests.support.flow import open_flow, post_selfie
+from tests.support.outages import broker_at, database_at
+from tests.support.receiver import Reply
+from tests.support.waiting import wait_until
+from tests.support.webhooks import finalize_with_webhook
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_deliveries_sweep
 
@@ -88,6 +90,12 @@ def _eventually(predicate, timeout: float = 15.0) -> bool:
     return False
 
 
+def no_face(challenge):
+    """Plain pictures, a little different each: the analysis finds no face and asks for a retake."""
+    return [(step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
+            for step in challenge for shade in range(3)]
+
+
 def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, private_redis, start_worker, face_path_on):
     # A short visibility timeout stands in for the production 300 s: the message of a worker that died
     # comes back to the queue once it is this old.
@@ -96,7 +104,7 @@ def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, pr
     visitor = open_flow(api)
 
     with broker_at(private_redis.url):
-        post_selfie(visitor, not_a_face)
+        post_selfie(visitor, no_face)
     wait_until(lambda: re.search(r"Task sessions_api\.tasks\.selfie_analyse\[.*\] received", worker.output()), timeout=15)
     worker.kill()  # mid-analysis: the first analysis of a process loads the models first
     assert visitor.session.status == "processing"

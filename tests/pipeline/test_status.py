@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_api.models import VerificationSession
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from webhooks.models import WebhookDelivery
 
 TOKEN = "ops-monitoring-token"

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_api', '0002_idempotency_per_mode'),
+        ('sessions_api', '0003_session_step_event_message'),
         ('tenants', '0004_tenant_retention_days'),
     ]
 

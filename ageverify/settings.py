@@ -117,7 +117,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # seconds, without retrying: a frozen Redis costs a request at most this, and the callers fail open
 # (rate limit, sign-in throttle) or leave the work to a sweep (webhooks). redis-py retries 3 times by default.
 REDIS_REQUEST_TIMEOUT = float(os.environ.get("REDIS_REQUEST_TIMEOUT", "0.5"))
-# After a Redis failure, request-path callers skip Redis for this long (ageverify/redis_outage.py).
+# After a Redis failure, request-path callers skip Redis for this long (tenants/redis_outage.py).
 REDIS_OUTAGE_BACKOFF_SECONDS = float(os.environ.get("REDIS_OUTAGE_BACKOFF_SECONDS", "5"))
 REDIS_REQUEST_OPTIONS = {
     "socket_connect_timeout": REDIS_REQUEST_TIMEOUT, "socket_timeout": REDIS_REQUEST_TIMEOUT,

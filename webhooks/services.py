@@ -7,8 +7,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ageverify.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
+from tenants.redis_outage import redis_failure_note, redis_recently_failed
 
 from .models import WebhookAttempt, WebhookDelivery
 

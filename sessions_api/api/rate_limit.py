@@ -23,9 +23,9 @@ from django.conf import settings
 from redis.commands.core import Script
 from rest_framework.throttling import BaseThrottle
 
-from ageverify.redis_outage import redis_failure_note, redis_recently_failed
 from dashboard.sign_in_throttle import client_address
 from tenants.authentication import api_key_confirm_current
+from tenants.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.selectors import API_KEYS_GENERATION_KEY
 
 logger = logging.getLogger(__name__)

@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=500, help="sessions finalized in one transaction")
     args = parser.parse_args()
 
-    from tests.webhooks.receiver import WebhookReceiver, make_tls_files
+    from tests.support.receiver import WebhookReceiver, make_tls_files
 
     tls = make_tls_files(Path(tempfile.mkdtemp(prefix="ageverify-bench-")))
     env = prepare_environment(tls.ca_bundle)

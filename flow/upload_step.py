@@ -32,7 +32,8 @@ class UploadStep:
     page: Callable
     # submit(request, session): read the step's fields and submit them; raises SubmissionRejected.
     submit: Callable
-    # prepare(session): what showing the page starts (e.g. a new liveness challenge).
+    # prepare(session): what showing the page starts (e.g. a new liveness challenge); a response it
+    # returns is sent instead of the page (e.g. a redirect when the step does not apply).
     prepare: Callable = lambda session: None
 
 
@@ -42,8 +43,8 @@ def upload_step_view(step: UploadStep):
     @require_GET
     @page
     def show(request, session):
-        step.prepare(session)
-        return step.page(request, session)
+        instead = step.prepare(session)
+        return instead if instead is not None else step.page(request, session)
 
     def refused(request, session, *, error, status):
         if upload_refused(session=session):  # that was the last refusal the session allows: it has ended

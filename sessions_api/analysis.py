@@ -14,6 +14,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from .age_assurance.policy import tenant_face_rule
 from .decision import Decision, decide_document, decide_selfie
 from .models import Status, VerificationSession
 from .selectors import SessionNotFound, session_get
@@ -69,19 +70,17 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
     session = _session_to_analyse(session_id)
     if session is None:
         return
-    tenant = session.tenant
     try:
         liveness = check_liveness(frames, list(session.liveness_challenge))
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
-            threshold = session.age_limit + tenant.age_buffer_years
-            age = estimate_age(frontal_frame(frames, list(session.liveness_challenge)), threshold_age=threshold)
+            age = estimate_age(frontal_frame(frames, list(session.liveness_challenge)))
     except Exception:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     decision = decide_selfie(
-        liveness, age, age_limit=session.age_limit, age_buffer=tenant.age_buffer_years,
-        min_confidence=tenant.min_age_confidence, attempts_so_far=session.selfie_attempts,
+        liveness, age, rule=tenant_face_rule(session.tenant, session.age_limit),
+        attempts_so_far=session.selfie_attempts,
     )
     _apply(session, decision)
 

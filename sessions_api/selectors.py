@@ -1,7 +1,8 @@
-"""Reads on sessions: the one door to a session by id (expired on read when its time is up), its retake message."""
+"""Reads on sessions: the one door to a session by id (expired on read), its retake message, its face path."""
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
+from .age_assurance.policy import tenant_face_rule
 from .models import SessionEvent, Status, VerificationSession
 from .state_machine import session_expire_if_due
 
@@ -41,3 +42,8 @@ def session_retake_message(session: VerificationSession) -> str | None:
     if last is None or last.to_status != session.status or not last.message:
         return None
     return last.message
+
+
+def session_face_path_on(session: VerificationSession) -> bool:
+    """Whether a face can approve this session; when not, the flow goes straight to the document step."""
+    return tenant_face_rule(session.tenant, session.age_limit).face_path_on

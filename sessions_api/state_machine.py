@@ -95,7 +95,8 @@ def session_transition(
     `expected_from` narrows the allowed origins (a worker deciding a selfie expects `processing`).
     `step` is the step the session is on afterwards: by default the one `to` belongs to (initiated:
     selfie, requires_doc: document), else unchanged (processing keeps the step being analysed).
-    `count_attempt` counts an attempt of the step the session was on, in the same UPDATE. `message`
+    `count_attempt` counts, in the same UPDATE, an attempt of the step `step` names or, without it, of
+    the step the session was on (the one just analysed). `message`
     tells the user sent back to a step why (a retake); `cause` tells the operator.
     """
     _check_reason(to, reason)
@@ -109,11 +110,12 @@ def session_transition(
     if locked is None:
         raise TransitionNotAllowed(f"{session_id}: no transition to {to} from its current status")
     from_status = locked.status
+    counted_step = step or locked.step
     step = step or STEP_OF_STATUS.get(to) or locked.step
     _check_step(to, step, message)
     updates = {"status": to, "reason": reason, "updated_at": now, "step": step}
     if count_attempt:
-        counter = ATTEMPT_COUNTER[locked.step]
+        counter = ATTEMPT_COUNTER[counted_step]
         updates[counter] = F(counter) + 1
     if to in FINAL_STATUSES:
         updates["finalized_at"] = now

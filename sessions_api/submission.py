@@ -149,10 +149,13 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
         raise SubmissionRejected(MESSAGE_QUEUE_DOWN, status_code=503)
 
 
-def document_path_choose(*, session: VerificationSession) -> VerificationSession:
-    """No camera: skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
-    session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,),
-                       cause="no camera: the user chose the document step")
+CAUSE_NO_CAMERA = "no camera: the user chose the document step"
+CAUSE_FACE_PATH_OFF = "face path off for this age limit: straight to the document step"
+
+
+def document_path_choose(*, session: VerificationSession, cause: str = CAUSE_NO_CAMERA) -> VerificationSession:
+    """Skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
+    session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,), cause=cause)
     return session_transition(session_id=session.id, to=Status.REQUIRES_DOC, expected_from=(Status.PROCESSING,),
-                              step=Step.DOCUMENT, cause="no camera: the user chose the document step")
+                              step=Step.DOCUMENT, cause=cause)
 

@@ -1,4 +1,4 @@
-"""checks.age: the confidence formula, and the real model on real photos."""
+"""checks.age: the expected-age formula, and the real model on real photos, one frame or several."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from PIL import Image
 from skimage import data
 
 from checks import faces
-from checks.age import estimate_age, expected_age, mass_at_or_above
-from checks.results import AgeEstimation, Retake
-from tests.checks.conftest import jpeg
+from checks.age import estimate_age, expected_age
+from checks.results import AgeReading, Retake
+from tests.support.pictures import jpeg
 
 
 def _distribution(mass_by_age: dict[int, float]) -> np.ndarray:
@@ -22,25 +22,13 @@ def _distribution(mass_by_age: dict[int, float]) -> np.ndarray:
     return p
 
 
-def test_confidence_is_the_probability_mass_at_or_above_the_threshold():
-    p = _distribution({20: 0.2, 22: 0.3, 23: 0.4, 30: 0.1})
-
-    assert mass_at_or_above(p, 23) == pytest.approx(0.5)
-    assert mass_at_or_above(p, 22) == pytest.approx(0.8)
-    assert mass_at_or_above(p, 31) == 0.0
-
-
 def test_expected_age_is_the_mean_of_the_distribution_with_class_zero_as_a_quarter_year():
     assert expected_age(_distribution({20: 0.5, 30: 0.5})) == pytest.approx(25.0)
     assert expected_age(_distribution({0: 1.0})) == pytest.approx(0.25)
 
 
-def test_threshold_above_the_last_class_gives_zero_confidence():
-    assert mass_at_or_above(_distribution({80: 1.0}), 81) == 0.0
-
-
 def test_distribution_that_does_not_sum_to_one_is_renormalised():
-    assert mass_at_or_above(_distribution({10: 1.0, 40: 1.0}), 23) == pytest.approx(0.5)
+    assert expected_age(_distribution({10: 1.0, 40: 1.0})) == pytest.approx(25.0)
 
 
 def test_distribution_with_the_wrong_number_of_classes_is_refused():
@@ -49,29 +37,36 @@ def test_distribution_with_the_wrong_number_of_classes_is_refused():
 
 
 def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
-    result = estimate_age(astronaut_jpeg, threshold_age=23)
+    result = estimate_age(astronaut_jpeg)
 
-    assert isinstance(result, AgeEstimation)
+    assert isinstance(result, AgeReading)
     assert 25 <= result.estimated_age <= 55
-    assert 0.5 < result.age_confidence <= 1.0
+    assert result.faces_used == 1
 
 
-def test_higher_threshold_never_raises_the_confidence(astronaut_jpeg):
-    low = estimate_age(astronaut_jpeg, threshold_age=15)
-    high = estimate_age(astronaut_jpeg, threshold_age=60)
+def test_several_frames_give_the_median_of_the_frames_that_show_a_face(astronaut_jpeg, cat_jpeg):
+    face = Image.fromarray(data.astronaut())
+    frames = [jpeg(face.rotate(angle, resample=Image.Resampling.BILINEAR)) for angle in (-6, 0, 6)]
+    singles = sorted(estimate_age(frame).estimated_age for frame in frames)
 
-    assert low.age_confidence >= high.age_confidence
-    assert low.estimated_age == high.estimated_age
+    result = estimate_age([frames[0], cat_jpeg, frames[1], b"not a picture", frames[2]])
+
+    assert result == AgeReading(estimated_age=pytest.approx(singles[1]), faces_used=3)
+
+
+def test_frames_without_any_face_ask_for_a_retake(cat_jpeg):
+    assert estimate_age([cat_jpeg, cat_jpeg]) == Retake("We could not find a face. Face the camera in good light.")
+    assert isinstance(estimate_age([]), Retake)
 
 
 def test_cat_photo_asks_for_a_retake(cat_jpeg):
-    result = estimate_age(cat_jpeg, threshold_age=23)
+    result = estimate_age(cat_jpeg)
 
     assert result == Retake("We could not find a face. Face the camera in good light.")
 
 
 def test_truncated_jpeg_asks_for_a_retake(astronaut_jpeg):
-    result = estimate_age(astronaut_jpeg[:5000], threshold_age=23)
+    result = estimate_age(astronaut_jpeg[:5000])
 
     assert isinstance(result, Retake)
     assert "damaged or incomplete" in result.message
@@ -80,11 +75,11 @@ def test_truncated_jpeg_asks_for_a_retake(astronaut_jpeg):
 def test_corrupt_jpeg_asks_for_a_retake(astronaut_jpeg):
     corrupt = astronaut_jpeg[:20] + bytes(len(astronaut_jpeg) - 20)
 
-    assert isinstance(estimate_age(corrupt, threshold_age=23), Retake)
+    assert isinstance(estimate_age(corrupt), Retake)
 
 
 def test_non_image_asks_for_a_retake():
-    assert isinstance(estimate_age(b"<html>not a selfie</html>", threshold_age=23), Retake)
+    assert isinstance(estimate_age(b"<html>not a selfie</html>"), Retake)
 
 
 def test_two_faces_of_similar_size_ask_for_a_retake():
@@ -93,7 +88,7 @@ def test_two_faces_of_similar_size_ask_for_a_retake():
     pair.paste(face, (0, 0))
     pair.paste(face, (face.width, 0))
 
-    result = estimate_age(jpeg(pair), threshold_age=23)
+    result = estimate_age(jpeg(pair))
 
     assert isinstance(result, Retake)
     assert "more than one face" in result.message
@@ -105,7 +100,7 @@ def test_small_face_in_the_background_is_ignored():
     scene.paste(face.resize((face.width * 2, face.height * 2)), (0, 0))
     scene.paste(face, (face.width * 2, face.height))
 
-    assert isinstance(estimate_age(jpeg(scene), threshold_age=23), AgeEstimation)
+    assert isinstance(estimate_age(jpeg(scene)), AgeReading)
 
 
 def test_model_is_loaded_once_per_process_even_under_concurrent_first_use(monkeypatch):

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 
 from sessions_api.models import VerificationSession, new_session_id
-from tests.conftest import ApiClient
-from tests.outages import database_unreachable
-from tests.sessions_api.assertions import assert_problem
+from tests.support.api_client import ApiClient
+from tests.support.assertions import assert_problem
+from tests.support.outages import database_unreachable
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

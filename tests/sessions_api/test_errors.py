@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from sessions_api.models import VerificationSession, new_session_id
 
-from .assertions import assert_problem, assert_validation_error, field_errors
+from tests.support.assertions import assert_problem, assert_validation_error, field_errors
 
 VALID = {"subject": "user-42", "age_limit": 18}
 

@@ -4,9 +4,9 @@ Run by hand:  .venv/bin/python bench/upload_flood.py [--seconds 20] [--attackers
 
 Starts `gunicorn ageverify.wsgi --workers 3` (the README's production command) and, with --celery, one
 Celery worker as the README runs it. Attacker threads open live sessions through the hosted flow and
-post, again and again, the uploads issue 11 measured: four 5000x5000 RGBA PNGs (110 KB each), four
-692-byte JPEGs whose header claims 4999x5000, and batches of valid frames whose last frame is not a
-picture (each attacker its own process). Meanwhile the partner reads GET /v1/sessions/{id} every 100 ms. Prints the partner's
+post, again and again, the uploads issue 11 measured: 5000x5000 RGBA PNGs (110 KB each), tiny
+JPEGs whose header claims 4999x5000, and batches of valid frames whose last frame is not a picture
+(on the selfie page when the age policy lets a face decide, else one picture each on the document page) (each attacker its own process). Meanwhile the partner reads GET /v1/sessions/{id} every 100 ms. Prints the partner's
 p50 / p99 / max latency, how many reads failed or took over 1 s, and the uploads' status codes.
 Uses DATABASE_URL / REDIS_URL when set, else the database av_upload_flood (created and migrated here)
 and Redis db 5.
@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
@@ -100,24 +100,48 @@ class Browser(requests.Session):
         self.jar: dict[str, str] = {}
 
     def request(self, method, url, **kwargs):
-        headers = {**kwargs.pop("headers", {}), "Cookie": "; ".join(f"{k}={v}" for k, v in self.jar.items())}
-        response = super().request(method, url, headers=headers, **kwargs)
-        for answer in [*response.history, response]:
-            self.jar.update(answer.cookies.get_dict())
-        self.cookies.clear()
+        follow = kwargs.pop("allow_redirects", True)
+        for _ in range(5):  # redirects by hand: requests drops a hand-set Cookie header on them
+            headers = {**kwargs.pop("headers", {}), "Cookie": "; ".join(f"{k}={v}" for k, v in self.jar.items())}
+            response = super().request(method, url, headers=headers, allow_redirects=False, **kwargs)
+            self.jar.update(response.cookies.get_dict())
+            self.cookies.clear()
+            if not (follow and response.is_redirect):
+                return response
+            method, url = "GET", urljoin(url, response.headers["Location"])
+            kwargs = {"timeout": kwargs.get("timeout")}
         return response
 
 
-def open_selfie_page(base: str, api_key: str) -> tuple[Browser, list[str], str]:
-    """A browser that opened a fresh live session's link and the selfie page: (browser, challenge, csrf)."""
+def _csrf(page: str) -> str:
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+
+
+def open_upload_step(base: str, api_key: str) -> tuple[Browser, str, dict[str, list]]:
+    """A browser on a fresh live session's upload page: (browser, the page's path, the hostile uploads for it).
+
+    The selfie page when the age policy lets a face decide at this age limit; otherwise the session
+    goes to the document step first (as the consent page's button does), and the document page is attacked.
+    """
     created = create_session(base, api_key)
     browser = Browser()
     parts = urlsplit(created["verificationUrl"])
     browser.get(f"{base}{parts.path}?{parts.query}", timeout=30, allow_redirects=False)
-    page = browser.get(f"{base}/flow/selfie", timeout=60).text
-    challenge = re.search(r'name="challenge" value="([^"]*)"', page).group(1).split(",")
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    return browser, challenge, csrf
+    selfie = browser.get(f"{base}/flow/selfie", timeout=60, allow_redirects=False)
+    if selfie.status_code == 200:
+        challenge = re.search(r'name="challenge" value="([^"]*)"', selfie.text).group(1).split(",")
+        form = {"csrfmiddlewaretoken": _csrf(selfie.text), "challenge": ",".join(challenge)}
+        return browser, "/flow/selfie", {kind: (form, files) for kind, files in hostile_uploads(challenge).items()}
+    consent = browser.get(f"{base}/flow/consent", timeout=60).text
+    browser.post(f"{base}/flow/no-camera", data={"csrfmiddlewaretoken": _csrf(consent)}, timeout=60)
+    page = browser.get(f"{base}/flow/document", timeout=60, allow_redirects=False)
+    form = {"csrfmiddlewaretoken": _csrf(page.text)}
+    not_a_picture = b"\xff\xd8\xff" + b"not a picture" * 40
+    return browser, "/flow/document", {
+        "big_png": (form, [("document", ("id.png", big_rgba_png(), "image/png"))]),
+        "lying_jpeg": (form, [("document", ("id.jpg", lying_jpeg(), "image/jpeg"))]),
+        "last_frame_invalid": (form, [("document", ("id.jpg", not_a_picture, "image/jpeg"))]),
+    }
 
 
 @dataclass
@@ -146,22 +170,21 @@ def _attack(base: str, api_key: str, number: int, until: float, outcomes) -> Non
     sent = 0
     while time.monotonic() < until:
         try:
-            browser, challenge, csrf = open_selfie_page(base, api_key)
+            browser, path, uploads = open_upload_step(base, api_key)
         except Exception:
             counts["session_open_failed"] += 1
             time.sleep(0.5)
             continue
-        uploads = hostile_uploads(challenge)
         for _ in range(12):  # the same session until the service ends it or takes the upload
             if time.monotonic() >= until:
                 break
             kind = kinds[(number + sent) % len(kinds)]
             sent += 1
             try:
-                response = browser.post(f"{base}/flow/selfie", data={"csrfmiddlewaretoken": csrf,
-                                        "challenge": ",".join(challenge)}, files=uploads[kind], timeout=120)
-                counts[f"{kind} {response.status_code}"] += 1
-                if response.status_code in (303, 409) or "/flow/done" in response.url:
+                form, files = uploads[kind]
+                response = browser.post(f"{base}{path}", data=form, files=files, timeout=120, allow_redirects=False)
+                counts[f"{path} {kind} {response.status_code}"] += 1
+                if response.status_code in (303, 409, 403):
                     break  # accepted for analysis, or the session is over: take a new one
             except requests.RequestException:
                 counts[f"{kind} error"] += 1
@@ -176,7 +199,7 @@ def flood(base: str, api_key: str, *, seconds: float, attackers: int) -> FloodRe
     for kind in ("big_png", "lying_jpeg", "last_frame_invalid"):  # build the payloads before the clock runs
         hostile_uploads(["left", "right", "up", "center"])[kind]
     for _ in range(3):  # every web worker has its database connection, URL map and templates ready
-        open_selfie_page(base, api_key)
+        open_upload_step(base, api_key)
         for _ in range(3):
             requests.get(f"{base}/v1/sessions/{watched}", headers={"X-API-Key": api_key}, timeout=60)
     context = multiprocessing.get_context("fork")

@@ -4,11 +4,10 @@ import pytest
 from bench.upload_flood import big_rgba_png, lying_jpeg
 from sessions_api.models import VerificationSession
 from sessions_api.submission import MAX_REFUSED_UPLOADS
-from tests.conftest import wait_until
+from tests.support.flow import open_flow
+from tests.support.uploads import jpeg, post_document, selfie_form, upload
+from tests.support.waiting import wait_until
 from webhooks.models import WebhookDelivery
-
-from .conftest import open_flow
-from .test_uploads import jpeg, post_document, selfie_form, upload
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Reads on webhooks: a tenant's deliveries and their attempt logs, and whether a target host is allowed."""
+"""Reads on webhooks: deliveries and attempt logs, a delivery's tenant (workers), whether a target host is allowed."""
 from django.db.models import QuerySet
 
 from tenants.identifiers import is_prefixed_ulid
@@ -31,3 +31,8 @@ def webhook_host_is_forbidden(host: str) -> bool:
     The door for other apps to webhooks.egress; each delivery resolves and checks the host again.
     """
     return host_is_forbidden(host)
+
+
+def delivery_tenant_id(delivery_id: str) -> str | None:
+    """Whose delivery this is, for the worker's per-tenant share; None if there is no such delivery."""
+    return WebhookDelivery.objects.filter(pk=delivery_id).values_list("tenant_id", flat=True).first()

@@ -1,4 +1,4 @@
-"""Migration 0002: existing sessions get their step, and existing retakes their user-facing message."""
+"""Migration 0003: existing sessions get their step, and existing retakes their user-facing message."""
 from datetime import timedelta
 
 import pytest
@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from tests.factories import TenantFactory
 
-BEFORE = [("sessions_api", "0001_initial")]
-AFTER = [("sessions_api", "0002_session_step_event_message")]
+BEFORE = [("sessions_api", "0002_idempotency_per_mode")]
+AFTER = [("sessions_api", "0003_session_step_event_message")]
 
 
 def _migrate(targets):

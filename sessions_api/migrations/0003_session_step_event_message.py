@@ -20,7 +20,7 @@ def backfill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("sessions_api", "0001_initial"),
+        ("sessions_api", "0002_idempotency_per_mode"),
     ]
 
     operations = [

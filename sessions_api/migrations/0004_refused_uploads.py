@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_api', '0002_session_step_event_message'),
+        ('sessions_api', '0003_session_step_event_message'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_api', '0003_session_step_event_message'),
+        ('sessions_api', '0004_refused_uploads'),
         ('tenants', '0004_tenant_retention_days'),
     ]
 

@@ -1,51 +1,36 @@
-"""checks.age: the confidence formula, and the real model on real photos."""
+"""checks.age: the confidence formula, and the real network on real photos."""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
-import numpy as np
 import pytest
 from PIL import Image
 from skimage import data
 
 from checks import faces
-from checks.age import estimate_age, expected_age, mass_at_or_above
+from checks.age import AGE_ERROR_SD, confidence_at_least, estimate_age
 from checks.results import AgeEstimation, Retake
 from tests.checks.conftest import jpeg
 
 
-def _distribution(mass_by_age: dict[int, float]) -> np.ndarray:
-    p = np.zeros(81)
-    for age, mass in mass_by_age.items():
-        p[age] = mass
-    return p
+# The research faces sit beside the checkout (../shared); worktrees one level down use /work/shared.
+FACES_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "faces-dev"
+if not FACES_DEV.is_dir():
+    FACES_DEV = Path("/work/shared/data/faces-dev")
 
 
-def test_confidence_is_the_probability_mass_at_or_above_the_threshold():
-    p = _distribution({20: 0.2, 22: 0.3, 23: 0.4, 30: 0.1})
-
-    assert mass_at_or_above(p, 23) == pytest.approx(0.5)
-    assert mass_at_or_above(p, 22) == pytest.approx(0.8)
-    assert mass_at_or_above(p, 31) == 0.0
+def _labelled_face(age: int) -> bytes:
+    """One labelled research face of that age (read from ../shared, never copied into the repo)."""
+    return sorted(FACES_DEV.glob(f"{age}_*.jpg"))[0].read_bytes()
 
 
-def test_expected_age_is_the_mean_of_the_distribution_with_class_zero_as_a_quarter_year():
-    assert expected_age(_distribution({20: 0.5, 30: 0.5})) == pytest.approx(25.0)
-    assert expected_age(_distribution({0: 1.0})) == pytest.approx(0.25)
-
-
-def test_threshold_above_the_last_class_gives_zero_confidence():
-    assert mass_at_or_above(_distribution({80: 1.0}), 81) == 0.0
-
-
-def test_distribution_that_does_not_sum_to_one_is_renormalised():
-    assert mass_at_or_above(_distribution({10: 1.0, 40: 1.0}), 23) == pytest.approx(0.5)
-
-
-def test_distribution_with_the_wrong_number_of_classes_is_refused():
-    with pytest.raises(ValueError):
-        expected_age(np.full(80, 1 / 80))
+def test_confidence_is_one_half_at_the_threshold_and_grows_with_the_estimate():
+    assert confidence_at_least(23.0, 23) == pytest.approx(0.5)
+    assert confidence_at_least(23.0 + AGE_ERROR_SD, 23) == pytest.approx(0.8413, abs=1e-4)
+    assert confidence_at_least(10.0, 23) < 0.01
+    assert confidence_at_least(60.0, 23) == pytest.approx(1.0)
 
 
 def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
@@ -54,6 +39,32 @@ def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
     assert isinstance(result, AgeEstimation)
     assert 25 <= result.estimated_age <= 55
     assert 0.5 < result.age_confidence <= 1.0
+
+
+def test_child_face_gets_a_young_age_estimate():
+    result = estimate_age(_labelled_face(6), threshold_age=23)
+
+    assert isinstance(result, AgeEstimation)
+    assert result.estimated_age < 13
+    assert result.age_confidence < 0.05
+
+
+def test_several_frames_give_the_median_of_the_frames_with_one_face(astronaut_jpeg, cat_jpeg):
+    child, adult = _labelled_face(6), astronaut_jpeg
+    single = {frame: estimate_age(frame, threshold_age=23).estimated_age for frame in (child, adult)}
+
+    result = estimate_age([adult, cat_jpeg, adult, child], threshold_age=23)
+
+    assert result.estimated_age == pytest.approx(single[adult])  # median of adult, adult, child
+    assert estimate_age([adult, child], threshold_age=23).estimated_age == pytest.approx(
+        (single[adult] + single[child]) / 2
+    )
+
+
+def test_frames_without_any_usable_face_ask_for_a_retake(cat_jpeg):
+    result = estimate_age([cat_jpeg, b"not an image"], threshold_age=23)
+
+    assert result == Retake("We could not find a face. Face the camera in good light.")
 
 
 def test_higher_threshold_never_raises_the_confidence(astronaut_jpeg):

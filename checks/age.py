@@ -33,7 +33,7 @@ MESSAGE_SEVERAL_FACES = "We can see more than one face. Make sure only you are i
 
 # Standard deviation of (estimate - true age) at ages 13-30 on faces-dev's calibration half,
 # printed by bench/age_network.py ("error sd 13-30").
-AGE_ERROR_SD = 4.0
+AGE_ERROR_SD = 4.9
 
 
 def estimate_age(frames: bytes | Sequence[bytes], *, threshold_age: int) -> AgeEstimation | Retake:

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from tenants.models import ApiKey, Tenant
+from tenants.models import ApiKey, Tenant, WebhookSecretFields
 from tenants.services import GeneratedKey, api_key_generate, api_key_revoke, tenant_webhook_secret_rotate
 from webhooks.models import WebhookDelivery
 
@@ -77,25 +77,27 @@ def dashboard_api_key_revoke(*, tenant: Tenant, actor: Actor, api_key: ApiKey) -
 
 
 @transaction.atomic
-def dashboard_webhook_secret_reveal(*, tenant: Tenant, actor: Actor) -> str:
-    """The current signing secret; reading it is recorded, as anyone holding it can forge webhooks."""
+def dashboard_webhook_secret_reveal(*, tenant: Tenant, actor: Actor, mode: str = "live") -> str:
+    """`mode`'s current signing secret; reading it is recorded, as anyone holding it can forge webhooks."""
+    secret = getattr(tenant, WebhookSecretFields.of(mode).current)
     audit_record(
         tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_REVEALED, target_type="webhook_secret",
-        target_label=_secret_hint(tenant.webhook_secret),
+        target_label=_secret_hint(secret), extra={"mode": mode},
     )
-    return tenant.webhook_secret
+    return secret
 
 
 @transaction.atomic
-def dashboard_webhook_secret_rotate(*, tenant: Tenant, actor: Actor) -> Tenant:
-    """A new secret; the previous one keeps signing alongside it for the overlap (24 h)."""
-    old_hint = _secret_hint(tenant.webhook_secret)
-    tenant = tenant_webhook_secret_rotate(tenant=tenant)
-    expires = tenant.webhook_secret_previous_expires_at
+def dashboard_webhook_secret_rotate(*, tenant: Tenant, actor: Actor, mode: str = "live") -> Tenant:
+    """A new secret for `mode`; the previous one keeps signing alongside it for the overlap (24 h)."""
+    fields = WebhookSecretFields.of(mode)
+    old_hint = _secret_hint(getattr(tenant, fields.current))
+    tenant = tenant_webhook_secret_rotate(tenant=tenant, mode=mode)
+    expires = getattr(tenant, fields.previous_expires_at)
     audit_record(
         tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_ROTATED, target_type="webhook_secret",
-        target_label=_secret_hint(tenant.webhook_secret),
-        extra={"previous": old_hint, "previous_signs_until": expires.isoformat() if expires else None},
+        target_label=_secret_hint(getattr(tenant, fields.current)),
+        extra={"mode": mode, "previous": old_hint, "previous_signs_until": expires.isoformat() if expires else None},
     )
     return tenant
 

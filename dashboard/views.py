@@ -11,6 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from sessions_api.models import Mode
+from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
 from webhooks.selectors import delivery_get
 
@@ -116,15 +117,32 @@ def key_revoke(request, site, key_id: int):
 
 # --- Webhooks: secret, status, egress addresses, recent deliveries ---
 
-def _webhooks_context(request, site, **extra):
+SECRET_MODES = {Mode.LIVE: "Live events", Mode.TEST: "Test (sandbox) events"}
+
+
+def _secret_mode(data) -> str:
+    """The mode a secret form acts on: `live` unless it says `test` (anything else is the live one, as before)."""
+    return Mode.TEST if data.get("mode") == Mode.TEST else Mode.LIVE
+
+
+def _webhooks_context(request, site, *, revealed_mode: str | None = None, revealed_secret: str = "", **extra):
     tenant = current_tenant(request)
     request.dashboard_nav = "webhooks"
-    signing = webhook_signing_secrets(tenant)
+    secrets = [
+        {
+            "mode": mode,
+            "label": label,
+            "revealed": revealed_secret if mode == revealed_mode else "",
+            "overlap_active": len(webhook_signing_secrets(tenant, mode)) > 1,
+            "previous_expires_at": getattr(tenant, WebhookSecretFields.of(mode).previous_expires_at),
+        }
+        for mode, label in SECRET_MODES.items()
+    ]
     return site.page_context(
         request,
         title="Webhooks",
         egress_ips=settings.WEBHOOK_EGRESS_IPS,
-        overlap_active=len(signing) > 1,
+        signing_secrets=secrets,
         deliveries=selectors.deliveries_recent(tenant=tenant),
         **extra,
     )
@@ -139,8 +157,10 @@ def webhooks_page(request, site):
 def webhook_secret_reveal(request, site):
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
-    secret = services.dashboard_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request))
-    context = _webhooks_context(request, site, revealed_secret=secret)
+    mode = _secret_mode(request.POST)
+    secret = services.dashboard_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request),
+                                                      mode=mode)
+    context = _webhooks_context(request, site, revealed_mode=mode, revealed_secret=secret)
     return TemplateResponse(request, "dashboard/webhooks.html", context)
 
 
@@ -148,22 +168,28 @@ def webhook_secret_reveal(request, site):
 def webhook_secret_rotate(request, site):
     if request.method == "GET":
         request.dashboard_nav = "webhooks"
+        mode = _secret_mode(request.GET)
         return TemplateResponse(request, "dashboard/webhook_rotate_confirm.html",
-                                site.page_context(request, title="Rotate signing secret"))
+                                site.page_context(request, title="Rotate signing secret", mode=mode,
+                                                  mode_label=SECRET_MODES[mode]))
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
-    tenant = services.dashboard_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request))
+    mode = _secret_mode(request.POST)
+    fields = WebhookSecretFields.of(mode)
+    tenant = services.dashboard_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request),
+                                                      mode=mode)
     tenancy_for(request).current = tenant  # the rotated secrets, for this page and its header
-    overlap_until = tenant.webhook_secret_previous_expires_at
+    overlap_until = getattr(tenant, fields.previous_expires_at)
+    which = SECRET_MODES[mode].lower()
     if overlap_until is None:  # there was no secret before this one: nothing to overlap with
-        messages.success(request, "New signing secret created. Every webhook is signed with it from now on.")
+        messages.success(request, f"New signing secret created. Every webhook for {which} is signed with it from now on.")
     else:
         messages.success(
             request,
             f"New signing secret created. Until {overlap_until:%Y-%m-%d %H:%M} UTC "
-            "every webhook carries signatures with both the new and the previous secret.",
+            f"every webhook for {which} carries signatures with both the new and the previous secret.",
         )
-    context = _webhooks_context(request, site, revealed_secret=tenant.webhook_secret)
+    context = _webhooks_context(request, site, revealed_mode=mode, revealed_secret=getattr(tenant, fields.current))
     return TemplateResponse(request, "dashboard/webhooks.html", context)
 
 

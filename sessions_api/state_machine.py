@@ -115,7 +115,7 @@ def _store_results(session: VerificationSession, results: Results) -> None:
 
 
 def completed_event_payload(session: VerificationSession) -> bytes:
-    """The spec's section 6 payload, exactly; these bytes are signed and re-sent unchanged on retries."""
+    """The spec's section 6 payload plus `mode` (the contract's one addition); signed and re-sent unchanged."""
     body = {
         "event": EVENT_COMPLETED,
         "timestamp": iso_ms(session.finalized_at),
@@ -124,6 +124,7 @@ def completed_event_payload(session: VerificationSession) -> bytes:
             "subject": session.subject,
             "status": session.status,
             "ageLimit": session.age_limit,
+            "mode": session.mode,
         },
     }
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -137,6 +138,7 @@ def _enqueue_completed_webhook(session: VerificationSession) -> None:
         url=session.notification_url,
         event_type=EVENT_COMPLETED,
         payload=completed_event_payload(session),
+        mode=session.mode,
         subject_ref=session.id,
     )
 

@@ -40,8 +40,9 @@ class TenantAdmin(admin.ModelAdmin):
     search_fields = ("name", "id", "contact_email")
     # Operators never need a partner's signing secret (staff reveal it, audited, in the dashboard): a hint only.
     readonly_fields = ("id", "created_at", "signing_secret", "previous_signing_secret",
-                       "webhook_secret_previous_expires_at")
-    exclude = ("webhook_secret", "webhook_secret_previous")
+                       "webhook_secret_previous_expires_at", "test_signing_secret", "previous_test_signing_secret",
+                       "test_webhook_secret_previous_expires_at")
+    exclude = ("webhook_secret", "webhook_secret_previous", "test_webhook_secret", "test_webhook_secret_previous")
     inlines = [ApiKeyInline, MembershipInline]
     actions = ["enable_webhooks", "disable_webhooks", "disable_tenants", "enable_tenants"]
 
@@ -53,6 +54,14 @@ class TenantAdmin(admin.ModelAdmin):
     def previous_signing_secret(self, tenant):
         return secret_hint(tenant.webhook_secret_previous)
 
+    @admin.display(description="test-mode signing secret")
+    def test_signing_secret(self, tenant):
+        return secret_hint(tenant.test_webhook_secret)
+
+    @admin.display(description="previous test-mode signing secret")
+    def previous_test_signing_secret(self, tenant):
+        return secret_hint(tenant.test_webhook_secret_previous)
+
     def lookup_allowed(self, lookup, value, request=None):
         # A filter like ?webhook_secret__startswith=... would read a secret back one character at a time.
         if lookup.split("__", 1)[0] in self.exclude:
@@ -62,6 +71,8 @@ class TenantAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if not change and not obj.webhook_secret:
             obj.webhook_secret = webhook_secret_new()  # as onboarding does: without one no webhook can be signed
+        if not change and not obj.test_webhook_secret:
+            obj.test_webhook_secret = webhook_secret_new()
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Enable webhook sending")

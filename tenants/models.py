@@ -41,6 +41,11 @@ class Tenant(models.Model):
     webhook_secret = models.CharField(max_length=80, blank=True)
     webhook_secret_previous = models.CharField(max_length=80, blank=True)
     webhook_secret_previous_expires_at = models.DateTimeField(null=True, blank=True)
+    # The same three for sandbox (test-mode) events: a separate secret, so that an event a test key
+    # produced never verifies with the live secret a partner's production receiver trusts.
+    test_webhook_secret = models.CharField(max_length=80, blank=True)
+    test_webhook_secret_previous = models.CharField(max_length=80, blank=True)
+    test_webhook_secret_previous_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -48,6 +53,25 @@ class Tenant(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.id})"
+
+
+class WebhookSecretFields:
+    """The names of the current, previous and previous-expiry fields that hold one mode's signing secret."""
+
+    def __init__(self, prefix: str):
+        self.current = f"{prefix}webhook_secret"
+        self.previous = f"{prefix}webhook_secret_previous"
+        self.previous_expires_at = f"{prefix}webhook_secret_previous_expires_at"
+
+    @classmethod
+    def of(cls, mode: str) -> "WebhookSecretFields":
+        if mode not in ("live", "test"):
+            raise ValueError(f"unknown mode {mode!r}")
+        return cls("" if mode == "live" else "test_")
+
+    @property
+    def names(self) -> list[str]:
+        return [self.current, self.previous, self.previous_expires_at]
 
 
 class ApiKey(models.Model):

@@ -3,7 +3,7 @@ import hmac
 
 from django.utils import timezone
 
-from .models import ApiKey, Tenant
+from .models import ApiKey, Tenant, WebhookSecretFields
 from .services import API_KEY_PREFIX_LENGTH, api_key_hash
 
 _MODE_PREFIXES = {"av_live_": ApiKey.Mode.LIVE, "av_test_": ApiKey.Mode.TEST}
@@ -23,10 +23,15 @@ def api_key_resolve(raw_key: str) -> ApiKey | None:
     return api_key
 
 
-def webhook_signing_secrets(tenant: Tenant) -> list[str]:
-    """The secrets that sign now: the current one, plus the previous one during a rotation's overlap."""
-    secrets = [tenant.webhook_secret] if tenant.webhook_secret else []
-    expires = tenant.webhook_secret_previous_expires_at
-    if tenant.webhook_secret_previous and expires and expires > timezone.now():
-        secrets.append(tenant.webhook_secret_previous)
+def webhook_signing_secrets(tenant: Tenant, mode: str = ApiKey.Mode.LIVE) -> list[str]:
+    """The secrets that sign `mode`'s events now: the current one, plus the previous one during a rotation's overlap.
+
+    Live and test events never share a secret: a sandbox approval must not verify as a live one.
+    """
+    fields = WebhookSecretFields.of(mode)
+    current, previous = getattr(tenant, fields.current), getattr(tenant, fields.previous)
+    expires = getattr(tenant, fields.previous_expires_at)
+    secrets = [current] if current else []
+    if previous and expires and expires > timezone.now():
+        secrets.append(previous)
     return secrets

@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from .models import ApiKey, Membership, Tenant
+from .models import ApiKey, Membership, Tenant, WebhookSecretFields
 
 API_KEY_RANDOM_LENGTH = 40
 API_KEY_PREFIX_LENGTH = 12
@@ -73,7 +73,7 @@ class OnboardedTenant:
 def tenant_create(*, name: str, contact_email: str = "", webhooks_enabled: bool = False) -> OnboardedTenant:
     tenant = Tenant.objects.create(
         name=name, contact_email=contact_email, webhooks_enabled=webhooks_enabled,
-        webhook_secret=webhook_secret_new(),
+        webhook_secret=webhook_secret_new(), test_webhook_secret=webhook_secret_new(),
     )
     live = api_key_generate(tenant=tenant, mode=ApiKey.Mode.LIVE, label="default")
     test = api_key_generate(tenant=tenant, mode=ApiKey.Mode.TEST, label="default")
@@ -81,12 +81,17 @@ def tenant_create(*, name: str, contact_email: str = "", webhooks_enabled: bool 
 
 
 @transaction.atomic
-def tenant_webhook_secret_rotate(*, tenant: Tenant, overlap: timedelta = WEBHOOK_SECRET_OVERLAP) -> Tenant:
+def tenant_webhook_secret_rotate(
+    *, tenant: Tenant, mode: str = ApiKey.Mode.LIVE, overlap: timedelta = WEBHOOK_SECRET_OVERLAP
+) -> Tenant:
+    """A new secret for `mode`'s events; the previous one keeps signing beside it for `overlap`."""
+    fields = WebhookSecretFields.of(mode)
     tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
-    tenant.webhook_secret_previous = tenant.webhook_secret
-    tenant.webhook_secret_previous_expires_at = timezone.now() + overlap if tenant.webhook_secret else None
-    tenant.webhook_secret = webhook_secret_new()
-    tenant.save(update_fields=["webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at"])
+    current = getattr(tenant, fields.current)
+    setattr(tenant, fields.previous, current)
+    setattr(tenant, fields.previous_expires_at, timezone.now() + overlap if current else None)
+    setattr(tenant, fields.current, webhook_secret_new())
+    tenant.save(update_fields=fields.names)
     return tenant
 
 

@@ -17,6 +17,7 @@ class TenantFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"Shop {n}")
     webhook_secret = factory.LazyFunction(webhook_secret_new)
+    test_webhook_secret = factory.LazyFunction(webhook_secret_new)
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -73,7 +73,7 @@ def _claim(delivery_id: str) -> _Claim | None:
             attempt_count=number, next_attempt_at=lease_end, queued_at=None
         )
         WebhookAttempt.objects.create(delivery=delivery, number=number, attempted_at=now)
-        secrets = webhook_signing_secrets(delivery.tenant)
+        secrets = webhook_signing_secrets(delivery.tenant, delivery.mode)
     return _Claim(delivery=delivery, number=number, secrets=secrets)
 
 

@@ -20,6 +20,8 @@ class WebhookDelivery(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=new_message_id, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="webhook_deliveries")
     event_type = models.CharField(max_length=100)
+    # live | test: which of the tenant's signing secrets signs this event (test events never get the live one).
+    mode = models.CharField(max_length=4, default="live")
     url = models.URLField(max_length=2048)
     # The exact bytes sent (and signed) on every attempt, so retries are byte-identical.
     payload = models.TextField()

@@ -27,14 +27,14 @@ def queue_attempt(delivery_id: str, *, countdown: float | None = None) -> bool:
 
 
 def delivery_enqueue(
-    *, tenant: Tenant, url: str, event_type: str, payload: bytes, subject_ref: str = ""
+    *, tenant: Tenant, url: str, event_type: str, payload: bytes, mode: str, subject_ref: str = ""
 ) -> WebhookDelivery:
     """Write the delivery row in the caller's transaction; the first attempt is queued once it commits.
 
     If the commit happens but the broker is unreachable, the periodic sweep finds the row still due.
     """
     delivery = WebhookDelivery.objects.create(
-        tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), subject_ref=subject_ref,
+        tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), mode=mode, subject_ref=subject_ref,
         queued_at=timezone.now(),
     )
     transaction.on_commit(lambda: _queue_or_leave_to_sweep(delivery.pk))

@@ -80,7 +80,30 @@ def test_a_tenant_without_a_secret_gets_its_first_one_by_rotating(dashboard, onb
     assert response.status_code == 200
     secret = Tenant.objects.get(pk=onboarded.tenant.pk).webhook_secret
     assert secret.startswith("whsec_") and _revealed_secret(response) == secret
-    assert "Every webhook is signed with it from now on." in response.content.decode()
+    assert "Every webhook for live events is signed with it from now on." in response.content.decode()
+
+
+def _revealed_test_secret(response) -> str:
+    return re.search(rb'id="webhook-secret-test"[^>]*>([^<]+)<', response.content).group(1).decode()
+
+
+def test_the_test_mode_secret_is_shown_beside_the_live_one_and_rotated_alike(dashboard, onboarded):
+    live, test = onboarded.tenant.webhook_secret, onboarded.tenant.test_webhook_secret
+    page = dashboard.get("/dashboard/webhooks/").content.decode()
+    assert "Signing secret: live events" in page and "Signing secret: test (sandbox) events" in page
+    assert live not in page and test not in page
+
+    revealed = dashboard.post("/dashboard/webhooks/secret/reveal/", {"mode": "test"})
+    assert _revealed_test_secret(revealed) == test and live not in revealed.content.decode()
+
+    assert dashboard.get("/dashboard/webhooks/secret/rotate/?mode=test").status_code == 200
+    rotated = dashboard.post("/dashboard/webhooks/secret/rotate/", {"mode": "test"})
+    tenant = Tenant.objects.get(pk=onboarded.tenant.pk)
+    assert _revealed_test_secret(rotated) == tenant.test_webhook_secret != test
+    assert (tenant.test_webhook_secret_previous, tenant.webhook_secret) == (test, live)  # the live one is untouched
+    overlap = tenant.test_webhook_secret_previous_expires_at - timezone.now()
+    assert timedelta(hours=23, minutes=59) < overlap <= timedelta(hours=24)
+    assert [entry.extra["mode"] for entry in AuditLogEntry.objects.order_by("pk")] == ["test", "test"]
 
 
 def test_revealing_and_rotating_take_a_post(dashboard, onboarded):

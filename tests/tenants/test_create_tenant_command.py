@@ -21,15 +21,17 @@ def _create_tenant(*args) -> dict:
 def test_it_prints_one_json_object_with_the_tenant_id_and_its_secrets(db):
     printed = _create_tenant("Acme Games", "--email", "ops@acme.example")
 
-    assert set(printed) == {"tenant_id", "api_key", "test_api_key", "webhook_secret"}
+    assert set(printed) == {"tenant_id", "api_key", "test_api_key", "webhook_secret", "test_webhook_secret"}
     tenant = Tenant.objects.get(pk=printed["tenant_id"])
     assert tenant.name == "Acme Games"
     assert tenant.contact_email == "ops@acme.example"
     assert tenant.webhook_secret == printed["webhook_secret"]
+    assert tenant.test_webhook_secret == printed["test_webhook_secret"] != printed["webhook_secret"]
     assert printed["api_key"].startswith("av_live_")
     assert printed["test_api_key"].startswith("av_test_")
     assert printed["webhook_secret"].startswith("whsec_")
-    assert len(base64.b64decode(printed["webhook_secret"].removeprefix("whsec_"))) == 32
+    for secret in (printed["webhook_secret"], printed["test_webhook_secret"]):
+        assert len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
     assert ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True).count() == 2
 
 

@@ -20,7 +20,7 @@ def test_final_transition_delivers_a_body_and_headers_that_standardwebhooks_veri
     payload = Webhook(onboarded.tenant.webhook_secret).verify(request.body, request.headers)
     assert payload["event"] == "verification.completed"
     assert payload["data"] == {
-        "sessionId": session["sessionId"], "subject": "player-7", "status": "denied", "ageLimit": 16,
+        "sessionId": session["sessionId"], "subject": "player-7", "status": "denied", "ageLimit": 16, "mode": "live",
     }
     assert payload["timestamp"].endswith("Z") and len(payload["timestamp"]) == len("2026-11-22T10:15:30.123Z")
     assert set(json.loads(request.body)) == {"event", "timestamp", "data"}

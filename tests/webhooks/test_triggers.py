@@ -85,7 +85,8 @@ def test_each_path_to_a_final_state_writes_one_delivery_only_when_sending_is_on(
         assert deliveries == []
         return
     [delivery] = deliveries
-    assert delivery.url == HOOK and delivery.tenant_id == onboarded.tenant.pk
+    mode = "test" if sandbox else "live"
+    assert delivery.url == HOOK and delivery.tenant_id == onboarded.tenant.pk and delivery.mode == mode
     assert json.loads(delivery.payload)["data"] == {
-        "sessionId": session_id, "subject": "player-1", "status": status, "ageLimit": 18,
+        "sessionId": session_id, "subject": "player-1", "status": status, "ageLimit": 18, "mode": mode,
     }

@@ -33,6 +33,7 @@ class Command(BaseCommand):
                     "api_key": onboarded.live_key,
                     "test_api_key": onboarded.test_key,
                     "webhook_secret": onboarded.tenant.webhook_secret,
+                    "test_webhook_secret": onboarded.tenant.test_webhook_secret,
                 }
             )
         )

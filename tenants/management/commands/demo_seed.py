@@ -47,6 +47,7 @@ class Command(BaseCommand):
             "api_key": live_key,
             "test_api_key": test_key,
             "webhook_secret": tenant.webhook_secret,
+            "test_webhook_secret": tenant.test_webhook_secret,
             "dashboard": {"url": f"{settings.PUBLIC_BASE_URL}/dashboard/", "username": "demo", "password": DEMO_PASSWORD},
             "admin": {"url": f"{settings.PUBLIC_BASE_URL}/admin/", "username": "admin", "password": DEMO_PASSWORD},
         }
@@ -63,7 +64,8 @@ class Command(BaseCommand):
                     f"  Tenant ID        {info['tenant_id']}",
                     f"  API key (live)   {live_key}",
                     f"  API key (test)   {test_key}",
-                    f"  Webhook secret   {tenant.webhook_secret}",
+                    f"  Webhook secret   {tenant.webhook_secret}  (live events)",
+                    f"  Webhook secret   {tenant.test_webhook_secret}  (test events)",
                     f"  Dashboard        {info['dashboard']['url']}  login demo / {DEMO_PASSWORD}",
                     f"  Operator admin   {info['admin']['url']}  login admin / {DEMO_PASSWORD}",
                     f"  API docs         {settings.PUBLIC_BASE_URL}/v1/docs",

@@ -1,0 +1,255 @@
+"""API benchmark: GET and POST /v1/sessions against a baseline view, on gunicorn as production runs it.
+
+Run by hand:  .venv/bin/python bench/api.py [--rounds 7] [--duration 8] [--connections 32] [--workers 3]
+
+Starts `gunicorn ageverify.wsgi --workers 3` (the README's production command, plain HTTP on loopback)
+with the settings overlay bench/api_settings.py, which only adds /v1/bench/baseline: the same middleware
+stack, a SHA-256 of the X-API-Key header and one PostgreSQL round trip, returning a small JSON body.
+wrk (Debian's package; installed here if missing) drives baseline, GET and POST in interleaved rounds;
+the rate limit is raised out of the way. Prints per round and the medians: requests/s, p50/p99, the
+ratios GET/baseline and POST/baseline (goals 0.85 and 0.70), SQL queries per request, and errors
+(any non-2xx answer or socket error fails the run).
+Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (created and migrated here) and
+Redis db 6. Absolute numbers depend on the machine's load; the ratios of one run are what compare.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/av_perf_bench"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"
+GOALS = {"GET": 0.85, "POST": 0.70}
+POST_BODY = {"subject": "bench-user", "age_limit": 18, "callback_url": "https://partner.example/verified"}
+
+
+def prepare_environment(args) -> dict:
+    os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
+    os.environ.setdefault("REDIS_URL", DEFAULT_REDIS_URL)
+    os.environ.setdefault("SECRET_KEY", "bench-secret-key")
+    os.environ.setdefault("FLOW_SIGNING_KEY", "bench-flow-signing-key")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ["DEBUG"] = ""  # production settings: DEBUG on would also record every query
+    # The limiter still runs (its Redis round trip is part of the cost), it just never refuses.
+    os.environ["API_RATE_LIMIT_PER_SECOND"] = "1000000"
+    os.environ["API_RATE_LIMIT_BURST"] = "1000000"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.api_settings"
+    return dict(os.environ)
+
+
+def ensure_wrk() -> str:
+    if shutil.which("wrk") is None:
+        print("== apt: installing wrk", flush=True)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "wrk"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+    return shutil.which("wrk")
+
+
+def ensure_database() -> None:
+    import psycopg
+    from psycopg import sql
+
+    url = os.environ["DATABASE_URL"]
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, check=True)
+
+
+def wait_for_port(port: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer on port {port}")
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(number) * _UNITS[unit]
+
+
+def parse_wrk(output: str) -> dict:
+    """Requests/s, p50 and p99 in ms, and the errors wrk saw (non-2xx/3xx answers, socket errors)."""
+    result = {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50": _ms(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1)),
+        "p99": _ms(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", output).group(1)),
+        "errors": 0,
+    }
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if non_2xx:
+        result["errors"] += int(non_2xx.group(1))
+    sockets = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    if sockets:
+        result["errors"] += sum(int(n) for n in sockets.groups())
+    return result
+
+
+def wrk_script(path: Path, method: str, headers: dict, body: str | None) -> Path:
+    lines = [f'wrk.method = "{method}"']
+    lines += [f'wrk.headers["{name}"] = "{value}"' for name, value in headers.items()]
+    if body is not None:
+        lines.append(f"wrk.body = {json.dumps(body)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_wrk(wrk: str, url: str, script: Path, args) -> dict:
+    command = [wrk, "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.duration}s",
+               "--timeout", "5s", "--latency", "-s", str(script), url]
+    completed = subprocess.run(command, capture_output=True, text=True, check=True)
+    return parse_wrk(completed.stdout)
+
+
+def queries_per_request(api_key: str, session_id: str, samples: int = 20) -> dict[str, float]:
+    """SQL queries of one request of each kind, counted in-process through Django's test client."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_X_API_KEY=api_key)
+    calls = {
+        "baseline": lambda: client.get("/v1/bench/baseline"),
+        "GET": lambda: client.get(f"/v1/sessions/{session_id}"),
+        "POST": lambda: client.post("/v1/sessions", POST_BODY, content_type="application/json"),
+    }
+    counts = {}
+    for name, call in calls.items():
+        call()  # the first call may write the key's last-used time; steady state is what counts
+        with CaptureQueriesContext(connection) as captured:
+            for _ in range(samples):
+                response = call()
+                assert response.status_code < 300, (name, response.status_code, response.content[:300])
+        counts[name] = len(captured.captured_queries) / samples
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved baseline/GET/POST rounds")
+    parser.add_argument("--duration", type=int, default=8, help="seconds of each wrk run")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1, help="wrk threads (one leaves the CPU to the server)")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn sync workers (the README's 3)")
+    parser.add_argument("--port", type=int, default=16600)
+    args = parser.parse_args()
+
+    wrk = ensure_wrk()
+    env = prepare_environment(args)
+    ensure_database()
+    if not port_is_free(args.port):
+        raise SystemExit(f"port {args.port} is taken: pass --port")
+
+    import django
+
+    django.setup()
+    import redis
+    from django.conf import settings
+
+    from tenants.services import tenant_create
+
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    api_key = tenant_create(name="API benchmark").live_key
+    counts_key = tenant_create(name="API benchmark (query counts)").live_key
+
+    from django.test import Client
+
+    created = Client(HTTP_X_API_KEY=api_key).post("/v1/sessions", POST_BODY, content_type="application/json")
+    assert created.status_code == 201, created.content
+    session_id = created.json()["session"]["sessionId"]
+    counts_session = Client(HTTP_X_API_KEY=counts_key).post("/v1/sessions", POST_BODY, content_type="application/json")
+    queries = queries_per_request(counts_key, counts_session.json()["session"]["sessionId"])
+
+    scripts = Path(tempfile.mkdtemp(prefix="ageverify-bench-api-"))
+    base = f"http://127.0.0.1:{args.port}"
+    key_header = {"X-API-Key": api_key}
+    targets = {
+        "baseline": (f"{base}/v1/bench/baseline", wrk_script(scripts / "baseline.lua", "GET", key_header, None)),
+        "GET": (f"{base}/v1/sessions/{session_id}", wrk_script(scripts / "get.lua", "GET", key_header, None)),
+        "POST": (f"{base}/v1/sessions", wrk_script(scripts / "post.lua", "POST",
+                                                   {**key_header, "Content-Type": "application/json"},
+                                                   json.dumps(POST_BODY))),
+    }
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--bind", f"127.0.0.1:{args.port}",
+         "--workers", str(args.workers), "--log-level", "warning"],
+        cwd=REPO, env=env, start_new_session=True,
+    )
+    results: dict[str, list[dict]] = {name: [] for name in targets}
+    try:
+        wait_for_port(args.port)
+        print(f"gunicorn: {args.workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
+              f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds", flush=True)
+        for name, (url, script) in targets.items():  # warm-up: imports, connections, caches
+            run_wrk(wrk, url, script, argparse.Namespace(**{**vars(args), "duration": 2}))
+        for round_number in range(args.rounds):
+            # The order turns each round so no endpoint always follows the same one.
+            names = list(targets)
+            names = names[round_number % 3:] + names[:round_number % 3]
+            row = []
+            for name in names:
+                url, script = targets[name]
+                result = run_wrk(wrk, url, script, args)
+                results[name].append(result)
+                row.append(f"{name} {result['rps']:.0f}/s p50 {result['p50']:.1f} p99 {result['p99']:.1f} ms"
+                           + (f" ERRORS {result['errors']}" if result["errors"] else ""))
+            print(f"round {round_number + 1}: " + "; ".join(row), flush=True)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+
+    print()
+    print(f"{'endpoint':10} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} {'goal':>6} "
+          f"{'SQL/req':>7} {'errors':>6}")
+    errors = 0
+    verdicts = []
+    for name, runs in results.items():
+        rps = statistics.median(r["rps"] for r in runs)
+        ratios = [r["rps"] / b["rps"] for r, b in zip(runs, results["baseline"])]
+        ratio = statistics.median(ratios)
+        run_errors = sum(r["errors"] for r in runs)
+        errors += run_errors
+        goal = GOALS.get(name)
+        print(f"{name:10} {rps:10.0f} {statistics.median(r['p50'] for r in runs):8.1f} "
+              f"{statistics.median(r['p99'] for r in runs):8.1f} {ratio:6.2f} {goal or '':>6} "
+              f"{queries[name]:7.1f} {run_errors:6d}")
+        if goal is not None:
+            verdicts.append(f"{name} {ratio:.2f} of baseline (goal {goal}: {'met' if ratio >= goal else 'NOT met'})")
+    print("; ".join(verdicts) + f"; errors: {errors}")
+    print("(ratio: median over rounds of the endpoint's requests/s over the baseline's in the same round)")
+    if errors:
+        raise SystemExit(f"{errors} requests failed")
+
+
+if __name__ == "__main__":
+    main()

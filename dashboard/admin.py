@@ -10,6 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from sessions_api.models import Mode, SessionEvent, Status, VerificationSession
 from sessions_api.selectors import SessionNotFound, session_get_for_tenant
+from tenants.admin_lookups import SecretColumnsNotFilterable
 
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
@@ -19,7 +20,7 @@ from .templatetags.dashboard_tags import utc
 from .tenancy import current_tenant
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(SecretColumnsNotFilterable):
     """Rows are written by services only; no admin page may add, change or delete them."""
 
     def has_add_permission(self, request):

@@ -226,6 +226,9 @@ def tenant_switch_view(request, site):
 
 class PasswordResetRequestView(auth_views.PasswordResetView):
     def form_valid(self, form):
+        # The link's host comes from settings, never from the request's Host header, which the requester
+        # chooses: a forged one would mail the account's owner a link to the requester's server.
+        self.extra_email_context = {"public_base_url": settings.PUBLIC_BASE_URL}
         address = sign_in_throttle.client_address(self.request)
         if sign_in_throttle.password_reset_admitted(address=address):
             return super().form_valid(form)

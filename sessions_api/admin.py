@@ -1,6 +1,8 @@
 """Operators' admin for sessions: read-only, with results and history; status changes go through services."""
 from django.contrib import admin
 
+from tenants.admin_lookups import SecretColumnsNotFilterable
+
 from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, VerificationSession
 
 
@@ -34,7 +36,7 @@ class SessionEventInline(ReadOnlyInline):
 
 
 @admin.register(VerificationSession)
-class VerificationSessionAdmin(admin.ModelAdmin):
+class VerificationSessionAdmin(SecretColumnsNotFilterable):
     list_display = ("id", "tenant", "mode", "subject", "age_limit", "status", "reason", "created_at", "expires_at")
     list_filter = ("status", "mode", "reason", "created_at")
     search_fields = ("id", "subject", "tenant__name", "tenant__id")

@@ -1,11 +1,22 @@
-"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant."""
+"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant.
+
+The stored response holds the session token and the flow link, which are otherwise kept only as a
+hash. It is sealed with AES-GCM under a key derived from SECRET_KEY, bound to its tenant and key:
+a database dump or backup alone does not give anyone a usable flow link. (Re-deriving the token at
+replay is impossible by design: it is random and only its hash is stored.)
+"""
+import base64
 import hashlib
+import hmac
 import json
+import os
 from collections.abc import Callable
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.utils import timezone
 from rest_framework.response import Response
 
@@ -17,6 +28,7 @@ from .problems import ApiProblem
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_MAX_LENGTH = 255
+_SEALED_PREFIX = "sealed:v1:"
 
 
 def _exact_number(value: Decimal):
@@ -76,9 +88,33 @@ def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Re
     raise ApiProblem(status_code=409, code="idempotency_key_in_use", detail="Retry shortly.")
 
 
+def _sealing_key() -> bytes:
+    return hmac.new(settings.SECRET_KEY.encode(), b"ageverify idempotency response v1", hashlib.sha256).digest()
+
+
+def _bound_to(tenant_id: str, key: str) -> bytes:
+    return json.dumps([tenant_id, key]).encode()
+
+
+def _seal(tenant_id: str, key: str, body) -> str:
+    nonce = os.urandom(12)
+    sealed = AESGCM(_sealing_key()).encrypt(nonce, json.dumps(body).encode(), _bound_to(tenant_id, key))
+    return _SEALED_PREFIX + base64.b64encode(nonce + sealed).decode()
+
+
 def _stored_body(record: IdempotencyRecord):
     body = record.response_body
-    return json.loads(body) if isinstance(body, str) else body
+    if not (isinstance(body, str) and body.startswith(_SEALED_PREFIX)):
+        return json.loads(body) if isinstance(body, str) else body  # stored before sealing (gone after 24 h)
+    raw = base64.b64decode(body.removeprefix(_SEALED_PREFIX))
+    try:
+        plain = AESGCM(_sealing_key()).decrypt(raw[:12], raw[12:], _bound_to(record.tenant_id, record.key))
+    except InvalidTag:  # SECRET_KEY changed since: the response cannot be given back, and must not be redone
+        raise ApiProblem(
+            status_code=422, code="idempotency_key_reused",
+            detail=f"The first response to this {HEADER} can no longer be replayed; send the request with a new key.",
+        )
+    return json.loads(plain)
 
 
 def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Response:
@@ -95,9 +131,9 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
         with transaction.atomic():
             response = handler()
             if 200 <= response.status_code < 300:
-                # Kept as JSON text: a jsonb object would come back with its keys reordered.
+                # Kept as sealed JSON text: a jsonb object would come back with its keys reordered.
                 IdempotencyRecord.objects.filter(pk=claimed.pk).update(
-                    response_status=response.status_code, response_body=json.dumps(response.data)
+                    response_status=response.status_code, response_body=_seal(tenant.pk, key, response.data)
                 )
                 return response
     except BaseException:
@@ -109,6 +145,6 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
 
 
 def idempotency_records_purge() -> int:
-    """Delete records past the replay window; they hold a creation response, flow token included."""
+    """Delete records past the replay window; they hold a (sealed) creation response, flow token included."""
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - settings.IDEMPOTENCY_TTL).delete()
     return deleted

@@ -1,4 +1,9 @@
-"""Per-API-key token bucket (CONTRACT 2): in Redis when configured, in process memory otherwise.
+"""Token buckets for the API (CONTRACT 2): one per tenant and mode, one per client address for failed keys.
+
+Redis holds them when configured, process memory otherwise. All of a tenant's keys of one mode share
+a bucket, so generating keys does not multiply the limit; sandbox calls have their own, so a test
+loop cannot starve live traffic. Requests without a valid key are limited per client address,
+so guessing keys or flooding 401s costs the caller, not the service.
 
 Headers: `RateLimit-Limit` is the bucket size (burst), `RateLimit-Remaining` the whole tokens left,
 `RateLimit-Reset` the seconds until the bucket is full again. If Redis cannot be reached the limiter
@@ -14,6 +19,8 @@ from functools import lru_cache
 import redis
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
+
+from dashboard.sign_in_throttle import client_address
 
 logger = logging.getLogger(__name__)
 
@@ -96,8 +103,16 @@ def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
     return BucketState(allowed=False, tokens=-value - 1, rate=rate, burst=burst)
 
 
+def unauthenticated_request_refused(request) -> BucketState | None:
+    """Take a token from the client address's bucket for a request without a valid key; its state if refused."""
+    address = client_address(request) or "unknown"
+    state = bucket_take(f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND,
+                        burst=settings.API_UNAUTHENTICATED_BURST)
+    return state if state is not None and not state.allowed else None
+
+
 class ApiKeyRateThrottle(BaseThrottle):
-    """DRF throttle keyed by the authenticated API key, with the tenant's override if set."""
+    """DRF throttle keyed by the authenticated key's tenant and mode, with the tenant's override if set."""
 
     def allow_request(self, request, view):
         api_key = request.auth
@@ -106,7 +121,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         tenant = api_key.tenant
         rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
-        state = bucket_take(f"key:{api_key.pk}", rate=rate, burst=burst)
+        state = bucket_take(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
         request.rate_limit_state = state
         return state is None or state.allowed
 

@@ -26,9 +26,11 @@ _url_syntax = URLValidator(schemes=["http", "https"])
 
 
 def _has_unstorable_characters(text: str) -> bool:
-    # Control characters (NUL cannot even be stored by PostgreSQL) and lone surrogates, which JSON's
-    # \uD800 escapes can produce but UTF-8 cannot encode.
-    return any(unicodedata.category(char) in ("Cc", "Cs") for char in text)
+    # Control characters (NUL cannot even be stored by PostgreSQL), lone surrogates, which JSON's
+    # \uD800 escapes can produce but UTF-8 cannot encode, and invisible format characters: bidi
+    # overrides and isolates (U+202A-202E, U+2066-2069) and zero-width ones (U+200B-200F, U+2060, U+FEFF)
+    # make a subject or a URL display as something it is not, in the dashboard and in a partner's tools.
+    return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": SUBJECT_MAX_LENGTH})
@@ -45,7 +47,7 @@ class StrictStringField(serializers.Field):
         if not 1 <= len(data) <= self.max_length:
             raise ValidationError(f"must be 1 to {self.max_length} characters long", code="out_of_range")
         if _has_unstorable_characters(data):
-            raise ValidationError("must not contain control characters or lone surrogates", code="invalid_value")
+            raise ValidationError("must not contain control, invisible or bidi characters", code="invalid_value")
         return data
 
     def to_representation(self, value):
@@ -110,6 +112,12 @@ class StrictUrlField(serializers.Field):
             raise ValidationError("must be an absolute http or https URL", code="invalid_url")
         parts = urlsplit(data)
         host = parts.hostname or ""
+        try:
+            port = parts.port
+        except ValueError:  # past 65535: the syntax check lets any five digits through
+            port = -1
+        if port is not None and not 1 <= port <= 65535:
+            raise ValidationError("must have a port between 1 and 65535", code="invalid_url")
         if parts.username is not None or parts.password is not None:
             # Credentials would sit in our database and logs, and the webhook transport never sends them.
             raise ValidationError("must not contain a user name or password", code="invalid_url")

@@ -27,17 +27,28 @@ class ApiClient:
         return True
 
 
+def _refuse_if_over_limit(request) -> None:
+    """A caller without a valid key is limited per client address: 429 instead of 401 past its budget."""
+    from sessions_api.rate_limit import unauthenticated_request_refused
+
+    refused = unauthenticated_request_refused(request)
+    if refused is not None:
+        raise exceptions.Throttled(wait=refused.retry_after)
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     header = "HTTP_X_API_KEY"
 
     def authenticate(self, request):
         raw_key = request.META.get(self.header, "").strip()
         if not raw_key:
+            _refuse_if_over_limit(request)
             raise exceptions.NotAuthenticated("Send your API key in the X-API-Key header.", code="missing_api_key")
         # Keys are url-safe ASCII; anything else (a NUL byte, which PostgreSQL refuses in a query) is
         # no key of ours and is answered without a lookup.
         api_key = api_key_resolve(raw_key) if _KEY_CHARACTERS.fullmatch(raw_key) else None
         if api_key is None:
+            _refuse_if_over_limit(request)
             raise exceptions.AuthenticationFailed("The API key is unknown or has been revoked.", code="invalid_api_key")
         if not api_key.tenant.enabled:
             raise exceptions.PermissionDenied("This tenant has been disabled by the operator.", code="tenant_disabled")

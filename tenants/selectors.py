@@ -6,6 +6,7 @@ from django.utils import timezone
 from .models import ApiKey, Tenant, WebhookSecretFields
 from .services import API_KEY_PREFIX_LENGTH, api_key_hash
 
+_NO_SUCH_KEY_HASH = "0" * 64  # what an unknown prefix is compared against: no SHA-256 hex digest is all zeros
 _MODE_PREFIXES = {"av_live_": ApiKey.Mode.LIVE, "av_test_": ApiKey.Mode.TEST}
 
 
@@ -16,7 +17,10 @@ def api_key_resolve(raw_key: str) -> ApiKey | None:
         return None
     prefix = raw_key[8 : 8 + API_KEY_PREFIX_LENGTH]
     api_key = ApiKey.objects.select_related("tenant").filter(prefix=prefix, mode=mode).first()
-    if api_key is None or not hmac.compare_digest(api_key.key_hash, api_key_hash(raw_key)):
+    # The same hash and compare whether the prefix exists or not, so the answer time does not tell
+    # a guesser which prefixes are real.
+    expected = api_key.key_hash if api_key is not None else _NO_SUCH_KEY_HASH
+    if not hmac.compare_digest(expected, api_key_hash(raw_key)) or api_key is None:
         return None
     if api_key.revoked_at is not None:
         return None

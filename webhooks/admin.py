@@ -3,6 +3,8 @@ import datetime
 
 from django.contrib import admin, messages
 
+from tenants.admin_lookups import SecretColumnsNotFilterable
+
 from .models import WebhookAttempt, WebhookDelivery
 from .services import delivery_resend
 
@@ -24,7 +26,7 @@ class WebhookAttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(SecretColumnsNotFilterable):
     list_display = (
         "id", "tenant", "event_type", "subject_ref", "status", "attempt_count", "next_attempt_at", "created_at",
     )

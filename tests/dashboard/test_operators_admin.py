@@ -97,3 +97,25 @@ def test_the_operators_actions_are_recorded_in_the_admin_log(operator, onboarded
         (delivery.pk, "Re-sent the delivery."),
     ]
     assert {entry.user.username for entry in LogEntry.objects.all()} == {"operator"}
+
+
+@pytest.mark.parametrize("path", [
+    "/admin/tenants/apikey/?key_hash__startswith={}",
+    "/admin/tenants/apikey/?key_hash__regex=^{}",
+    "/admin/tenants/apikey/?key_hash={}",
+    "/admin/sessions_api/verificationsession/?token_hash__startswith={}",
+    "/admin/tenants/tenant/?test_webhook_secret__startswith={}",
+    "/admin/auth/user/?password__startswith={}",
+])
+def test_no_admin_list_filters_on_a_secret_column_with_any_lookup(operator, api, path):
+    api.create_session()
+    # Whether the guess is right or wrong, the answer is the same refusal: no oracle.
+    assert operator.get(path.format("0")).status_code == 400
+    assert operator.get(path.format("a")).status_code == 400
+
+
+@pytest.mark.parametrize("lookup", ["token_hash__startswith", "token_hash__gt", "token_hash"])
+def test_the_dashboard_session_list_refuses_filters_on_the_token_hash(dashboard, api, lookup):
+    api.create_session()
+    assert dashboard.get("/dashboard/sessions/", {lookup: "0"}).status_code == 400
+    assert dashboard.get("/dashboard/sessions/", {lookup: "f"}).status_code == 400

@@ -43,3 +43,18 @@ def test_pages_cannot_be_framed_or_cached_and_load_no_asset_from_elsewhere(hosti
         assert "no-store" in response["Cache-Control"], path
         assets = re.findall(r'<(?:script|img|link|iframe)\b[^>]*\b(?:src|href)="([^"]+)"', response.content.decode())
         assert assets and all(url.startswith("/static/") for url in assets), (path, assets)
+
+
+@pytest.mark.parametrize("path", ["/dashboard/login/", "/admin/login/", "/dashboard/password_reset/"])
+def test_sign_in_pages_send_hsts_and_a_content_security_policy(db, client, path):
+    response = client.get(path, secure=True)
+
+    assert response.status_code == 200
+    assert response["Strict-Transport-Security"].startswith("max-age=31536000")
+    policy = dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";"))
+    assert policy["default-src"] == "'self'" and policy["script-src"] == "'self'"
+    assert policy["frame-ancestors"] == "'none'" and policy["object-src"] == "'none'"
+
+
+def test_signed_in_dashboard_pages_carry_the_policy_too(dashboard):
+    assert "script-src 'self'" in dashboard.get("/dashboard/webhooks/", secure=True)["Content-Security-Policy"]

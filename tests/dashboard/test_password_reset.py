@@ -1,5 +1,9 @@
 """Password reset for tenant staff, through the email backend, from the request to signing in again."""
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from django.test import Client
 
@@ -52,3 +56,32 @@ def test_mismatched_new_passwords_get_a_clear_error(staff_user, mailoutbox):
 
     assert response.status_code == 200
     assert b"The two password fields" in response.content
+
+
+def test_the_reset_link_points_at_public_base_url_whatever_host_the_request_named(staff_user, mailoutbox, settings):
+    settings.PUBLIC_BASE_URL = "https://verify.ageverify.test"
+    settings.ALLOWED_HOSTS = ["*"]  # a proxy that passes any Host header through
+
+    Client().post("/dashboard/password_reset/", {"email": "alice@acme.test"}, HTTP_HOST="attacker.example")
+
+    [mail] = mailoutbox
+    assert "attacker.example" not in mail.body
+    assert re.search(r"^https://verify\.ageverify\.test/dashboard/reset/\S+/$", mail.body, re.MULTILINE)
+
+
+def _email_backend_with(env: dict) -> subprocess.CompletedProcess:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.EMAIL_BACKEND)"
+    base = {key: value for key, value in os.environ.items() if key not in ("EMAIL_BACKEND", "DEBUG")}
+    return subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)
+
+
+def test_with_debug_off_reset_mails_go_by_smtp_and_the_console_backend_is_refused():
+    default = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "0"})
+    console = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "0",
+                                   "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"})
+    debug = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "1"})
+
+    assert default.stdout.strip() == "django.core.mail.backends.smtp.EmailBackend", default.stderr
+    assert console.returncode != 0 and "writes password reset links to the log" in console.stderr
+    assert debug.stdout.strip() == "django.core.mail.backends.console.EmailBackend", debug.stderr

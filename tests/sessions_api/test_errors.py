@@ -11,7 +11,7 @@ from django.http import HttpResponse, HttpResponseForbidden
 from django.urls import include, path
 from django.views.decorators.http import require_GET
 
-from sessions_api.models import VerificationSession
+from sessions_api.models import VerificationSession, new_session_id
 
 from .assertions import assert_problem, assert_validation_error, field_errors
 
@@ -132,6 +132,25 @@ def test_subject_with_control_characters_or_lone_surrogates_is_refused(api, raw_
 
     assert_validation_error(response, "subject", "invalid_value")
     assert not VerificationSession.objects.exists()
+
+
+@pytest.mark.parametrize("subject", [
+    "admin\u202egnp.exe", "\u2067alice\u2069", "ali\u200bce", "bob\u200d", "\ufeffcarol", "dave\u2060",
+    "eve\u200e", "mallory\u061c",
+])
+def test_subject_with_bidi_or_zero_width_characters_is_refused(api, subject):
+    # Such a subject can display in the dashboard as another user's id.
+    assert_validation_error(api.post("/v1/sessions", {**VALID, "subject": subject}), "subject", "invalid_value")
+    assert not VerificationSession.objects.exists()
+
+
+@pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])
+@pytest.mark.parametrize("url", [
+    "https://shop.example.com/\u202ekcabllac", "https://shop.example.com/a\u200bb", "https://shop.example.com:99999/done",
+    "https://shop.example.com:0/done",
+])
+def test_urls_with_invisible_characters_or_an_impossible_port_are_refused(api, field, url):
+    assert_validation_error(api.post("/v1/sessions", {**VALID, field: url}), field, "invalid_url")
 
 
 @pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])
@@ -328,3 +347,17 @@ def test_an_idempotency_key_longer_than_255_characters_is_refused(api):
 
     assert_validation_error(response, "Idempotency-Key", "out_of_range")
     assert not VerificationSession.objects.exists()
+
+
+SECURITY_HEADERS = ("X-Content-Type-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy", "X-Frame-Options",
+                    "Strict-Transport-Security")
+
+
+@pytest.mark.parametrize("path", ["/v1/nope", "/v1/sessions/ses_x/extra", "/v1/"])
+def test_problems_for_unknown_paths_carry_the_same_security_headers_as_other_answers(api, path):
+    answered = api.client.get(f"/v1/sessions/{new_session_id()}", secure=True, headers=api._headers(None))
+    unknown = api.client.get(path, secure=True, headers=api._headers(None))
+
+    assert_problem(unknown, 404, "not_found")
+    for name in SECURITY_HEADERS:
+        assert unknown.get(name) == answered.get(name) and unknown.get(name), name

@@ -32,6 +32,21 @@ def test_the_same_key_and_body_replays_the_first_response_and_creates_nothing(ap
     assert VerificationSession.objects.count() == 1
 
 
+def test_the_stored_response_keeps_no_session_token_or_flow_link_in_clear(api, onboarded, settings):
+    session = _post(api).json()["session"]
+    token, link = session["sessionToken"], session["verificationUrl"]
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM sessions_api_idempotencyrecord")
+        stored = repr(cursor.fetchall())
+    assert token not in stored and link not in stored and session["signature"] not in stored
+    assert _post(api).json()["session"]["sessionToken"] == token  # yet the replay still gives it back
+
+    settings.SECRET_KEY = "another-secret-key"  # the seal cannot be opened without the server's secret
+    assert_problem(_post(api), 422, "idempotency_key_reused")
+    assert VerificationSession.objects.count() == 1
+
+
 def test_a_number_that_only_rounds_to_the_first_bodys_is_another_body(api):
     first = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.0}', headers={"Idempotency-Key": "k"})
     other = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.00000000000000001}',

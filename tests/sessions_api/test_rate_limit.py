@@ -1,4 +1,4 @@
-"""Per-API-key rate limit in the real Redis (CONTRACT 2): 429 rate_limited with Retry-After and RateLimit-* headers."""
+"""Rate limits in the real Redis (CONTRACT 2): per tenant and mode, per client address without a valid key; 429 rate_limited."""
 import time
 
 import pytest
@@ -48,7 +48,7 @@ def test_the_bucket_lives_in_redis(limited):
     _read(client, new_session_id())
 
     store = redis.Redis.from_url(django_settings.REDIS_URL)
-    key = f"ratelimit:key:{limited.tenant.api_keys.get(mode='live').pk}"
+    key = f"ratelimit:tenant:{limited.tenant.pk}:live"
     assert float(store.hget(key, "tokens")) == pytest.approx(2, abs=0.1)
     assert 0 < store.pttl(key) <= 4000
 
@@ -64,17 +64,24 @@ def test_a_rate_limited_post_creates_no_session(limited):
     assert VerificationSession.objects.count() == 3
 
 
-def test_another_key_of_the_same_tenant_has_its_own_bucket(limited):
+def test_the_keys_of_one_tenant_share_one_bucket(limited):
+    # Generating more keys must not multiply the tenant's limit.
     first = ApiClient(limited.live_key)
     second = ApiClient(api_key_generate(tenant=limited.tenant, mode="live", label="second").raw_key)
     for _ in range(3):
         _read(first, new_session_id())
     assert _read(first, new_session_id()).status_code == 429
 
-    answer = _read(second, new_session_id())
+    assert_problem(_read(second, new_session_id()), 429, "rate_limited")
 
-    assert answer.status_code == 404
-    assert answer["RateLimit-Remaining"] == "2"
+
+def test_sandbox_traffic_has_its_own_bucket_and_cannot_starve_live_calls(limited):
+    live, sandbox = ApiClient(limited.live_key), ApiClient(limited.test_key)
+    for _ in range(3):
+        _read(sandbox, new_session_id())
+    assert _read(sandbox, new_session_id()).status_code == 429
+
+    assert _read(live, new_session_id()).status_code == 404
 
 
 def test_the_bucket_refills_at_the_tenants_rate(onboarded):
@@ -98,11 +105,21 @@ def test_without_an_override_the_service_default_applies(api):
     assert answer["RateLimit-Reset"] == "1"
 
 
-def test_a_request_without_a_valid_key_uses_no_bucket(anonymous_api):
-    answer = _read(anonymous_api, new_session_id())
+@pytest.mark.parametrize("key", [None, "av_live_nonsense", "not-a-key"])
+def test_requests_without_a_valid_key_are_limited_per_client_address(settings, db, key):
+    settings.API_UNAUTHENTICATED_RATE_PER_SECOND = 1
+    settings.API_UNAUTHENTICATED_BURST = 3
+    client = ApiClient(key)
+    answers = [_read(client, new_session_id()) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [401, 401, 401]
 
-    assert answer.status_code == 401
-    assert "RateLimit-Limit" not in answer
+    refused = _read(client, new_session_id())
+
+    assert_problem(refused, 429, "rate_limited")
+    assert int(refused["Retry-After"]) >= 1
+    other_address = client.client.get(f"/v1/sessions/{new_session_id()}", REMOTE_ADDR="198.51.100.7",
+                                      headers=client._headers(None))
+    assert other_address.status_code == 401
 
 
 def test_the_limiter_fails_open_when_redis_is_unreachable(api, settings, caplog):

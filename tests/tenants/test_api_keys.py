@@ -47,6 +47,29 @@ def test_a_key_with_a_real_prefix_but_a_wrong_secret_is_401_invalid_api_key(onbo
         assert_problem(response, 401, "invalid_api_key")
 
 
+def test_an_unknown_prefix_does_the_same_hashing_and_comparing_as_a_wrong_secret(onboarded, monkeypatch):
+    # The work, not a clock, is compared: a timing assertion would be flaky, and equal work is what
+    # removes the difference the attacker measured (an unknown prefix skipped the hash and the compare).
+    from tenants import selectors
+
+    work = []
+    real_hash, real_compare = selectors.api_key_hash, selectors.hmac.compare_digest
+    monkeypatch.setattr(selectors, "api_key_hash", lambda raw: work.append("hash") or real_hash(raw))
+    monkeypatch.setattr(selectors.hmac, "compare_digest", lambda a, b: work.append(("compare", len(a), len(b)))
+                        or real_compare(a, b))
+    forged_secret = onboarded.live_key[:-1] + ("A" if onboarded.live_key[-1] != "A" else "B")
+    unknown_prefix = "av_live_" + "Z" * 40
+
+    answers = []
+    for key in (forged_secret, unknown_prefix):
+        work.clear()
+        answers.append(ApiClient(key).get(f"/v1/sessions/{new_session_id()}").status_code)
+        answers.append(tuple(work))
+
+    assert answers[0] == answers[2] == 401
+    assert answers[1] == answers[3] == ("hash", ("compare", 64, 64))
+
+
 def test_a_live_key_presented_as_a_test_key_is_refused(onboarded):
     swapped = onboarded.live_key.replace("av_live_", "av_test_", 1)
 

@@ -24,7 +24,24 @@ def test_private_loopback_link_local_reserved_and_multicast_addresses_are_not_pu
     assert not ip_is_public(address)
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
+@pytest.mark.parametrize("address", [
+    "2002:7f00:1::", "2002:a00:1::1", "2002:a9fe:a9fe::",  # 6to4 of 127.0.0.1, 10.0.0.1, 169.254.169.254
+    "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b::a9fe:a9fe",  # NAT64
+    "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo: 127.0.0.1, 10.0.0.1
+    "::ffff:192.168.0.1",
+])
+def test_ipv6_forms_that_embed_a_non_public_ipv4_are_not_public(address):
+    assert not ip_is_public(address)
+
+
+def test_a_6to4_notification_url_embedding_loopback_is_refused_at_creation(api):
+    response = api.post("/v1/sessions", {"subject": "u", "age_limit": 18,
+                                         "notification_url": "https://[2002:7f00:1::1]/hook"})
+    assert response.status_code == 400 and response.json()["errors"][0]["code"] == "forbidden_host"
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8",
+                                     "2002:808:808::1", "64:ff9b::808:808"])
 def test_global_unicast_addresses_are_public(address):
     assert ip_is_public(address)
 

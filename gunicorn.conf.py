@@ -1,0 +1,44 @@
+"""gunicorn settings, read from the working directory by the README's `gunicorn ageverify.wsgi ...` command.
+
+Requests gunicorn refuses before Django sees them (request line over 4094 bytes, a header over 8190
+bytes or more than 100 headers, a malformed header) used to get gunicorn's HTML page; the API's
+clients expect RFC 9457 problem details everywhere, so the error writer below answers in that format.
+The TLS proxy in front should refuse even earlier with the same limits (README, "Production").
+"""
+import json
+
+from gunicorn import util
+
+# gunicorn's defaults, stated so that the proxy's limits (README) can be set to match them.
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
+
+_CODES = {400: "bad_request", 403: "forbidden", 414: "uri_too_long", 417: "expectation_failed",
+          431: "request_header_fields_too_large", 500: "internal_error", 501: "not_implemented"}
+_DETAILS = {
+    414: f"The request line is longer than {limit_request_line} bytes.",
+    431: f"A request header is longer than {limit_request_field_size} bytes, or there are more than "
+         f"{limit_request_fields}.",
+    500: "Something went wrong on our side.",
+}
+
+
+def _write_problem(sock, status_int, reason, mesg):
+    code = _CODES.get(status_int, "bad_request")
+    body = json.dumps({
+        "type": "https://docs.ageverify.dev/errors/" + code,
+        "title": reason,
+        "status": status_int,
+        "code": code,
+        "detail": _DETAILS.get(status_int, "The request could not be understood."),
+    }).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
+        f"X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+# Workers call `util.write_error` for every request they refuse; they are forked after this file runs.
+util.write_error = _write_problem

@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from dashboard.forms import OperatorAuthenticationForm
+from sessions_api.admin import age_policy_page
 
 from .health import healthz, readyz
 
@@ -11,12 +12,14 @@ admin.site.site_header = "AgeVerify operations"
 admin.site.site_title = "AgeVerify operations"
 admin.site.index_title = "Tenants, keys, sessions and webhooks"
 admin.site.site_url = "/dashboard/"
+admin.site.index_template = "admin/operators_index.html"  # links the age policy page
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
 
 urlpatterns = [
     path("v1/", include("sessions_api.urls")),
     path("flow/", include("flow.urls")),
     path("dashboard/", include("dashboard.urls")),
+    path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

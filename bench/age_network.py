@@ -114,7 +114,7 @@ def report(name: str, rows: list[tuple], index: int) -> str:
     adults_below = float((estimate[adults] < threshold).mean())
     held_out_threshold = teen_threshold(list(estimate[teens]))
     calibration_errors = [value - age for age, value in calibration if 13 <= age <= 30]
-    print(f"error sd 13-30 on the calibration half: {np.std(calibration_errors):.2f} y (checks.age.AGE_ERROR_SD)")
+    print(f"error sd 13-30 on the calibration half: {np.std(calibration_errors):.2f} y")
     print(f"13-17: MAE {teen_mae:.2f} y, bias {teen_bias:+.2f} y, estimated >= 23: {100 * teens_23:.1f} %")
     print(
         f"T (<= 1 % of the calibration half's 13-17 at or above): {threshold:.1f}; held-out 13-17 at or "

@@ -53,7 +53,7 @@ def main() -> None:
     def selfie_decision() -> None:
         liveness = check_liveness(frames, challenge)
         assert liveness.is_live
-        estimate_age(frontal_frames(frames, challenge), threshold_age=23)
+        estimate_age(frontal_frames(frames, challenge))
 
     documents = {
         "document: PDF417 straight": encode(pdf417_card(aamva_payload())),
@@ -62,7 +62,7 @@ def main() -> None:
         "document: MRZ TD3 page (OCR)": encode(mrz_card(td3_lines())),
     }
 
-    measure("age estimation, 512 x 512 selfie", lambda: estimate_age(selfie, threshold_age=23), repeat)
+    measure("age estimation, 512 x 512 selfie", lambda: estimate_age(selfie), repeat)
     measure(f"liveness, {len(frames)} frames 480 x 480", lambda: check_liveness(frames, challenge), repeat)
     measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat)
     for name, image in documents.items():

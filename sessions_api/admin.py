@@ -49,3 +49,27 @@ class VerificationSessionAdmin(SecretColumnsNotFilterable):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+def age_policy_page(request):
+    """Read-only: the calibrated age policy in force, its evidence, and whether it fits the running network."""
+    from django.template.response import TemplateResponse
+
+    from checks.age import age_network
+
+    from .age_assurance.policy import age_policy
+
+    policy = age_policy()
+    rows = []
+    for limit, entry in sorted(policy.document["limits"].items(), key=lambda item: int(item[0])):
+        rows.append({"limit": int(limit), **entry})
+    context = {
+        **admin.site.each_context(request),
+        "title": "Age policy in force",
+        "policy": policy,
+        "document": policy.document,
+        "rows": rows,
+        "running_network": age_network(),
+        "network_matches": policy.network == age_network(),
+    }
+    return TemplateResponse(request, "admin/age_policy.html", context)

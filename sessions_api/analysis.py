@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from .age_assurance.policy import tenant_face_rule
 from .decision import Decision, decide_document, decide_selfie
 from .models import Mode, SessionEvent, Status, VerificationSession
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
@@ -121,12 +122,15 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
         raise SubmissionRejected(MESSAGE_QUEUE_DOWN, status_code=503)
 
 
-def document_path_choose(*, session: VerificationSession) -> VerificationSession:
-    """No camera: skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
-    session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,),
-                       cause="no camera: the user chose the document step")
+CAUSE_NO_CAMERA = "no camera: the user chose the document step"
+CAUSE_FACE_PATH_OFF = "face path off for this age limit: straight to the document step"
+
+
+def document_path_choose(*, session: VerificationSession, cause: str = CAUSE_NO_CAMERA) -> VerificationSession:
+    """Skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
+    session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,), cause=cause)
     return session_transition(session_id=session.id, to=Status.REQUIRES_DOC, expected_from=(Status.PROCESSING,),
-                              cause="no camera: the user chose the document step")
+                              cause=cause)
 
 
 def retake_message(session: VerificationSession) -> str | None:
@@ -179,19 +183,17 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
     session = _session_to_analyse(session_id)
     if session is None:
         return
-    tenant = session.tenant
     try:
         liveness = check_liveness(frames, list(session.liveness_challenge))
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
-            threshold = session.age_limit + tenant.age_buffer_years
-            age = estimate_age(frontal_frames(frames, list(session.liveness_challenge)), threshold_age=threshold)
+            age = estimate_age(frontal_frames(frames, list(session.liveness_challenge)))
     except Exception:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     decision = decide_selfie(
-        liveness, age, age_limit=session.age_limit, age_buffer=tenant.age_buffer_years,
-        min_confidence=tenant.min_age_confidence, attempts_so_far=session.selfie_attempts,
+        liveness, age, rule=tenant_face_rule(session.tenant, session.age_limit),
+        attempts_so_far=session.selfie_attempts,
     )
     _apply(session, decision, step="selfie", counter="selfie_attempts")
 

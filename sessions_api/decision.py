@@ -1,7 +1,8 @@
 """The decision rule of CONTRACT 3: check results in, the session's next status out. Pure, no database.
 
 `decide_selfie` and `decide_document` take what the checks returned (a result or a `Retake`) and the
-tenant's settings, and return a `Decision`: the status to move to, the reason, the message to show
+rule in force (for a face: the calibrated policy made stricter by the tenant, see
+sessions_api.age_assurance.policy), and return a `Decision`: the status to move to, the reason, the message to show
 on a retake, and the numbers to store. Every failed or unusable attempt counts; the attempt that
 reaches `max_attempts` ends the session instead of asking again.
 """
@@ -11,8 +12,9 @@ import datetime
 from dataclasses import dataclass
 
 from checks.document import age_on
-from checks.results import AgeEstimation, DocumentData, Liveness, Retake
+from checks.results import AgeReading, DocumentData, Liveness, Retake
 
+from .age_assurance.policy import FaceRule
 from .models import Reason, Status
 from .state_machine import Results
 
@@ -36,26 +38,19 @@ class Decision:
         return self.retake_message is not None
 
 
-def _age_result(age: AgeEstimation) -> dict:
-    return {"estimated_age": float(age.estimated_age), "age_confidence": float(age.age_confidence)}
+def _age_result(age: AgeReading, rule: FaceRule) -> dict:
+    return {"estimated_age": float(age.estimated_age), "age_confidence": float(rule.confidence(age))}
 
 
 def _liveness_result(liveness: Liveness) -> dict:
     return {"is_live": bool(liveness.is_live), "liveness_score": float(liveness.liveness_score)}
 
 
-def age_passes(age: AgeEstimation, *, age_limit: int, age_buffer: int, min_confidence: float) -> bool:
-    """Both bounds inclusive: exactly `age_limit + buffer` at exactly `min_confidence` passes."""
-    return age.estimated_age >= age_limit + age_buffer and age.age_confidence >= min_confidence
-
-
 def decide_selfie(
     liveness: Liveness | Retake,
-    age: AgeEstimation | Retake | None,
+    age: AgeReading | Retake | None,
     *,
-    age_limit: int,
-    age_buffer: int,
-    min_confidence: float,
+    rule: FaceRule,
     attempts_so_far: int,
     max_attempts: int = MAX_ATTEMPTS,
 ) -> Decision:
@@ -63,7 +58,7 @@ def decide_selfie(
 
     `attempts_so_far` counts the earlier selfie attempts of the session, so this one is number
     `attempts_so_far + 1`. A face never denies a session on its own: a young-looking face, or an
-    uncertain estimate, leads to the document step.
+    uncertain estimate, leads to the document step, and so does any face where the rule's face path is off.
     """
     last_attempt = attempts_so_far + 1 >= max_attempts
     if isinstance(liveness, Retake):
@@ -77,8 +72,8 @@ def decide_selfie(
     if age is None or isinstance(age, Retake):
         message = age.message if isinstance(age, Retake) else "We could not analyse the picture. Try again."
         return _selfie_retake(message, last_attempt)
-    results = Results(age_estimation=_age_result(age), liveness=_liveness_result(liveness))
-    if age_passes(age, age_limit=age_limit, age_buffer=age_buffer, min_confidence=min_confidence):
+    results = Results(age_estimation=_age_result(age, rule), liveness=_liveness_result(liveness))
+    if rule.passes(age):
         return Decision(Status.APPROVED, Reason.AGE_ESTIMATION, results=results)
     return Decision(Status.REQUIRES_DOC, results=results)
 

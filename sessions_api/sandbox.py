@@ -5,20 +5,25 @@ goes initiated -> processing -> approved), stores fixed, plausible result number
 same webhook. The partner's API call and the web flow's outcome buttons both come here.
 """
 import datetime
+import math
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from checks.results import AgeReading
+
+from .age_assurance.policy import FaceRule, tenant_face_rule
 from .models import Mode, Reason, SessionEvent, Status, VerificationSession
 from .state_machine import Results, TransitionNotAllowed, session_transition
 
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
 
-# Fixed numbers, relative to the session's age limit, so every age limit gets a consistent story.
-# An approving estimate clears the tenant's buffer by this margin, as a real approval would.
-APPROVED_MARGIN_OVER_BUFFER, APPROVED_CONFIDENCE = 7, 0.91
-UNSURE_AGE_OFFSET, UNSURE_CONFIDENCE = 1, 0.42
+# Fixed numbers, relative to the session's age limit and the policy in force, so every age limit gets a
+# consistent story: an approving estimate clears the tenant's threshold by this margin, as a real approval
+# would, and every ageConfidence is the calibrated policy's for that estimate.
+APPROVED_MARGIN_OVER_THRESHOLD = 2
+UNSURE_AGE_OFFSET = 1
 LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
 DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
 
@@ -46,11 +51,19 @@ def _document_result(age_limit: int, true_age: int) -> dict:
     }
 
 
-def _selfie_results(session: VerificationSession, *, age_offset: int, confidence: float) -> Results:
+def _selfie_results(rule: FaceRule, estimated_age: float) -> Results:
+    confidence = round(rule.confidence(AgeReading(estimated_age=estimated_age, faces_used=1)), 2)
     return Results(
-        age_estimation={"estimated_age": float(session.age_limit + age_offset), "age_confidence": confidence},
+        age_estimation={"estimated_age": estimated_age, "age_confidence": confidence},
         liveness={"is_live": True, "liveness_score": LIVE_SCORE},
     )
+
+
+def _approving_estimate(rule: FaceRule) -> float:
+    estimated_age = float(math.ceil(rule.threshold) + APPROVED_MARGIN_OVER_THRESHOLD)
+    while not rule.passes(AgeReading(estimated_age=estimated_age, faces_used=1)) and estimated_age < 100:
+        estimated_age += 1  # a tenant's minimum confidence may ask for more than the threshold
+    return estimated_age
 
 
 def _on_document_step(session: VerificationSession) -> bool:
@@ -76,18 +89,18 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool) -> 
             return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
                     "results": Results(document=_document_result(limit, true_age)), **counter}
         return {"to": to, **counter}  # requires_doc again: a document retake
+    rule = tenant_face_rule(session.tenant, limit)
+    if to == Status.APPROVED and not rule.face_path_on:
+        # The face path is off for this limit: a real session could only be approved by a document.
+        return _decision_step(session, to, on_document=True)
     counter = {"selfie_attempts": F("selfie_attempts") + 1}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.AGE_ESTIMATION,
-                "results": _selfie_results(
-                    session, age_offset=session.tenant.age_buffer_years + APPROVED_MARGIN_OVER_BUFFER,
-                    confidence=APPROVED_CONFIDENCE),
-                **counter}
+                "results": _selfie_results(rule, _approving_estimate(rule)), **counter}
     if to == Status.DENIED:
         return {"to": to, "reason": Reason.LIVENESS_FAILED,
                 "results": Results(liveness={"is_live": False, "liveness_score": NOT_LIVE_SCORE}), **counter}
-    return {"to": to, "results": _selfie_results(session, age_offset=UNSURE_AGE_OFFSET, confidence=UNSURE_CONFIDENCE),
-            **counter}
+    return {"to": to, "results": _selfie_results(rule, float(limit + UNSURE_AGE_OFFSET)), **counter}
 
 
 @transaction.atomic

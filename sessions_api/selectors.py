@@ -1,7 +1,8 @@
-"""Reads on sessions: a tenant's session by id, expired on read when its time is up."""
+"""Reads on sessions: a tenant's session by id, expired on read when its time is up; its face path."""
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
+from .age_assurance.policy import tenant_face_rule
 from .models import VerificationSession
 from .state_machine import session_expire_if_due
 
@@ -29,3 +30,8 @@ def session_get_for_tenant(*, tenant: Tenant, session_id: str, mode: str | None 
         if expired is not session:
             return session_get_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
     return session
+
+
+def session_face_path_on(session: VerificationSession) -> bool:
+    """Whether a face can approve this session; when not, the flow goes straight to the document step."""
+    return tenant_face_rule(session.tenant, session.age_limit).face_path_on

@@ -7,6 +7,11 @@ from .identifiers import prefixed_ulid
 
 SESSION_TTL_MIN_SECONDS = 5 * 60
 SESSION_TTL_MAX_SECONDS = 7 * 24 * 3600
+# The calibrated age policy (sessions_api.age_assurance) never approves a face that its error model finds
+# more likely under the age limit than over it; a tenant may ask for more, never for less.
+AGE_CONFIDENCE_FLOOR = 0.5
+AGE_EXTRA_YEARS_MAX = 15
+STRICTER_ONLY = "Tenants may make the calibrated age policy stricter, never looser"
 
 
 def new_tenant_id() -> str:
@@ -25,12 +30,25 @@ class Tenant(models.Model):
         default=3600,
         validators=[MinValueValidator(SESSION_TTL_MIN_SECONDS), MaxValueValidator(SESSION_TTL_MAX_SECONDS)],
     )
-    age_buffer_years = models.PositiveSmallIntegerField(
-        default=5, validators=[MaxValueValidator(15)],
-        help_text="A face passes only when its estimated age is at least age_limit plus this buffer.",
+    age_extra_years = models.SmallIntegerField(
+        default=0,
+        validators=[
+            MinValueValidator(0, message=f"{STRICTER_ONLY}: extra years cannot be negative."),
+            MaxValueValidator(AGE_EXTRA_YEARS_MAX),
+        ],
+        help_text="Years added to the calibrated policy's threshold for every age limit (0: the policy as is).",
     )
     min_age_confidence = models.FloatField(
-        default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+        default=AGE_CONFIDENCE_FLOOR,
+        validators=[
+            MinValueValidator(
+                AGE_CONFIDENCE_FLOOR,
+                message=f"{STRICTER_ONLY}: the minimum age confidence must be at least {AGE_CONFIDENCE_FLOOR}.",
+            ),
+            MaxValueValidator(1.0),
+        ],
+        help_text="A face passes only when ageConfidence, the calibrated probability that the person is at "
+                  f"least the age limit, reaches this too ({AGE_CONFIDENCE_FLOOR}: the policy's own floor).",
     )
     rate_limit_per_second = models.PositiveIntegerField(
         null=True, blank=True, help_text="Per API key; empty means the service default."
@@ -50,6 +68,17 @@ class Tenant(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # The stricter-only rule holds in the database too, whatever path writes a tenant.
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(age_extra_years__gte=0, age_extra_years__lte=AGE_EXTRA_YEARS_MAX),
+                name="tenant_age_extra_years_stricter_only",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(min_age_confidence__gte=AGE_CONFIDENCE_FLOOR, min_age_confidence__lte=1.0),
+                name="tenant_min_age_confidence_stricter_only",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.name} ({self.id})"

@@ -98,3 +98,37 @@ def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.05):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(interval)
+
+
+@pytest.fixture
+def age_policy_file(settings, tmp_path):
+    """Put a variant of the committed age policy in force: `age_policy_file({18: 90.0, 12: None})`.
+
+    Each entry replaces that limit's calibrated threshold (None: the face path is off for it). The
+    policy is configuration, like any setting: the tests then go through the public surface as usual.
+    """
+    from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE
+
+    in_force: dict[int, float | None] = {}
+
+    def install(thresholds: dict[int, float | None]):
+        in_force.update(thresholds)  # a test may refine what a fixture installed
+        document = json.loads(DEFAULT_POLICY_FILE.read_text())
+        for limit, threshold in in_force.items():
+            document["limits"][str(limit)]["threshold"] = threshold
+        path = tmp_path / "age_policy.json"
+        path.write_text(json.dumps(document))
+        settings.AGE_POLICY_FILE = str(path)
+        return path
+
+    return install
+
+
+@pytest.fixture
+def face_path_on(age_policy_file):
+    """The face path on at every age limit (threshold limit + 10), for tests of the selfie step itself.
+
+    The committed policy may have it off for some limits (then the flow skips the selfie); tests of
+    the selfie pages, liveness and analysis need it on, whatever the current network's calibration.
+    """
+    return age_policy_file({limit: float(limit + 10) for limit in range(10, 22)})

@@ -46,3 +46,9 @@ def test_a_shard_longer_than_its_manifest_is_refused():
 
     with pytest.raises(build.BuildFailed):
         build.read_weights(manifest, np.zeros(2, dtype="<f4").tobytes())
+
+
+def test_the_service_names_the_package_version_the_build_pins():
+    from checks.faces import AGE_NETWORK_PACKAGE
+
+    assert AGE_NETWORK_PACKAGE == f"{build.PACKAGE}@{build.VERSION}"

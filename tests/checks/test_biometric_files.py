@@ -82,8 +82,8 @@ def test_a_tesseract_crash_leaves_no_file(private_tempdir, monkeypatch):
 def test_age_and_liveness_checks_write_no_file(private_tempdir, astronaut_jpeg):
     folder, _ = private_tempdir
 
-    estimate_age(astronaut_jpeg, threshold_age=23)
-    estimate_age(astronaut_jpeg[:1000], threshold_age=23)
+    estimate_age(astronaut_jpeg)
+    estimate_age(astronaut_jpeg[:1000])
     check_liveness([("left", astronaut_jpeg), ("center", astronaut_jpeg)], ["left", "center"])
 
     assert os.listdir(folder) == []

@@ -51,7 +51,7 @@ def test_operators_read_every_tenants_audit_log_but_cannot_change_it(operator, o
 
 TENANT_ADD_FORM = {
     "name": "Added By Hand", "contact_email": "", "enabled": "on", "webhooks_enabled": "on",
-    "session_ttl_seconds": "3600", "age_buffer_years": "5", "min_age_confidence": "0.5",
+    "session_ttl_seconds": "3600", "age_extra_years": "0", "min_age_confidence": "0.5",
     **{f"{prefix}-{name}": value for prefix in ("api_keys", "memberships")
        for name, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"), ("MIN_NUM_FORMS", "0"),
                            ("MAX_NUM_FORMS", "1000"))},

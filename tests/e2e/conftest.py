@@ -132,3 +132,8 @@ def partner(live_base_url, onboarded):
 def live_partner(live_base_url, onboarded):
     """The onboarded tenant's backend with its live key."""
     yield from _partner(live_base_url, onboarded.live_key)
+
+
+@pytest.fixture(autouse=True)
+def _face_path_on(face_path_on):
+    """The browser tests walk the selfie step: the face path is on unless a test turns it off."""

@@ -16,7 +16,9 @@ def return_urls(base_url: str) -> dict:
     return {"callback_url": f"{base_url}/healthz?partner=callback", "cancel_url": f"{base_url}/healthz?partner=cancel"}
 
 
-def test_sandbox_session_is_approved_in_the_browser_and_returns_to_the_callback(partner, live_base_url, page, screenshot):
+def test_sandbox_session_is_approved_in_the_browser_and_returns_to_the_callback(partner, live_base_url, page, screenshot,
+                                                                               age_policy_file):
+    age_policy_file({18: 28.0})  # a sandbox approval reads two years over the policy's threshold
     created = partner.create_session(**return_urls(live_base_url))
 
     page.goto(created["verificationUrl"])

@@ -44,3 +44,8 @@ def live_visitor(api):
 def sandbox_visitor(sandbox_api):
     return open_flow(sandbox_api, callback_url="https://shop.example.com/done",
                      cancel_url="https://shop.example.com/cancel")
+
+
+@pytest.fixture(autouse=True)
+def _face_path_on(face_path_on):
+    """The flow's selfie pages are what these tests exercise: the face path is on unless a test turns it off."""

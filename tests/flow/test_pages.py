@@ -194,7 +194,9 @@ def test_sandbox_consent_leads_to_the_outcome_buttons_not_the_camera(sandbox_vis
     assert 'value="approved"' in body and 'value="requires_doc"' in body and 'value="denied"' in body
 
 
-def test_sandbox_approve_button_ends_on_the_result_page_that_returns_to_the_callback(sandbox_visitor, sandbox_api):
+def test_sandbox_approve_button_ends_on_the_result_page_that_returns_to_the_callback(sandbox_visitor, sandbox_api,
+                                                                                     age_policy_file):
+    age_policy_file({18: 28.0})  # the face path on, so the approval is by age estimation
     response = sandbox_visitor.client.post("/flow/sandbox", {"outcome": "approved"}, follow=True)
 
     assert response.redirect_chain == [("/flow/result", 303)]

@@ -3,17 +3,27 @@ import datetime
 
 import pytest
 
-from checks.results import AgeEstimation, DocumentData, Liveness, Retake
+from checks.results import AgeReading, DocumentData, Liveness, Retake
+from sessions_api.age_assurance.policy import FaceRule, LimitPolicy
 from sessions_api.decision import decide_document, decide_selfie
 
 LIVE = Liveness(is_live=True, liveness_score=0.93)
 NOT_LIVE = Liveness(is_live=False, liveness_score=0.21)
 TODAY = datetime.date(2026, 11, 22)
-TENANT = {"age_limit": 18, "age_buffer": 5, "min_confidence": 0.5}
+# ageConfidence at limit 18 reaches 0.5 at an estimate of 20 and 0.88 at 24 (slope 0.5 per year).
+CALIBRATED_18 = LimitPolicy(age_limit=18, threshold=24.0, confidence_intercept=-10.0, confidence_slope=0.5)
+
+
+def rule(threshold=24.0, min_confidence=0.5):
+    return FaceRule(age_limit=18, threshold=threshold, min_confidence=min_confidence, calibrated=CALIBRATED_18)
+
+
+def reading(estimated_age):
+    return AgeReading(estimated_age=estimated_age, faces_used=1)
 
 
 def selfie(liveness, age, attempts_so_far=0, **overrides):
-    return decide_selfie(liveness, age, **{**TENANT, **overrides}, attempts_so_far=attempts_so_far)
+    return decide_selfie(liveness, age, rule=rule(**overrides), attempts_so_far=attempts_so_far)
 
 
 def passport(birthdate, *, expiry=datetime.date(2030, 1, 1), valid=True):
@@ -27,40 +37,38 @@ def document(data, attempts_so_far=0, age_limit=18):
 
 # --- selfie: age ---
 
-def test_age_exactly_at_limit_plus_buffer_with_confidence_exactly_at_minimum_is_approved():
-    decision = selfie(LIVE, AgeEstimation(estimated_age=23.0, age_confidence=0.5))
+def test_estimate_exactly_at_the_threshold_is_approved_with_the_calibrated_confidence():
+    decision = selfie(LIVE, reading(24.0))
 
     assert (decision.to_status, decision.reason) == ("approved", "age_estimation")
-    assert decision.results.age_estimation == {"estimated_age": 23.0, "age_confidence": 0.5}
+    assert decision.results.age_estimation == {"estimated_age": 24.0, "age_confidence": pytest.approx(0.8808, abs=1e-4)}
     assert decision.results.liveness == {"is_live": True, "liveness_score": 0.93}
     assert not decision.is_retake
 
 
-def test_age_just_below_limit_plus_buffer_asks_for_a_document_not_a_denial():
-    decision = selfie(LIVE, AgeEstimation(estimated_age=22.99, age_confidence=0.99))
+def test_estimate_just_below_the_threshold_asks_for_a_document_not_a_denial():
+    decision = selfie(LIVE, reading(23.99))
 
     assert (decision.to_status, decision.reason) == ("requires_doc", "")
-    assert decision.results.age_estimation["estimated_age"] == 22.99
+    assert decision.results.age_estimation["estimated_age"] == 23.99
 
 
-def test_confidence_just_below_minimum_asks_for_a_document():
-    decision = selfie(LIVE, AgeEstimation(estimated_age=40.0, age_confidence=0.4999))
-
-    assert decision.to_status == "requires_doc"
+def test_confidence_below_the_minimum_asks_for_a_document():
+    assert selfie(LIVE, reading(40.0), min_confidence=0.99).to_status == "approved"
+    assert selfie(LIVE, reading(24.5), min_confidence=0.99).to_status == "requires_doc"
 
 
 def test_a_child_looking_face_still_gets_the_document_step_never_a_denial():
-    decision = selfie(LIVE, AgeEstimation(estimated_age=8.0, age_confidence=0.0), attempts_so_far=2)
+    decision = selfie(LIVE, reading(8.0), attempts_so_far=2)
 
     assert decision.to_status == "requires_doc"
 
 
-def test_tenant_buffer_and_confidence_are_applied():
-    age = AgeEstimation(estimated_age=19.0, age_confidence=0.7)
+def test_with_the_face_path_off_even_an_old_face_goes_to_the_document_step():
+    decision = selfie(LIVE, reading(70.0), threshold=None)
 
-    assert selfie(age=age, liveness=LIVE, age_buffer=1).to_status == "approved"
-    assert selfie(age=age, liveness=LIVE, age_buffer=2).to_status == "requires_doc"
-    assert selfie(age=age, liveness=LIVE, age_buffer=0, min_confidence=0.8).to_status == "requires_doc"
+    assert (decision.to_status, decision.reason) == ("requires_doc", "")
+    assert decision.results.age_estimation["estimated_age"] == 70.0
 
 
 # --- selfie: liveness and attempts ---
@@ -83,7 +91,7 @@ def test_third_failed_liveness_attempt_denies_as_liveness_failed_and_stores_the_
 
 
 def test_failed_liveness_wins_over_an_adult_age_estimate():
-    decision = selfie(NOT_LIVE, AgeEstimation(estimated_age=50.0, age_confidence=1.0))
+    decision = selfie(NOT_LIVE, reading(50.0))
 
     assert decision.to_status == "initiated"
 
@@ -107,7 +115,7 @@ def test_an_age_retake_after_passing_liveness_counts_as_an_attempt():
 
 
 def test_a_passing_selfie_on_the_last_attempt_is_still_decided_on_its_merits():
-    decision = selfie(LIVE, AgeEstimation(estimated_age=30.0, age_confidence=0.9), attempts_so_far=2)
+    decision = selfie(LIVE, reading(30.0), attempts_so_far=2)
 
     assert decision.to_status == "approved"
 

@@ -4,6 +4,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
+from checks.results import AgeReading
+from sessions_api.age_assurance.policy import face_rule
 from sessions_api.models import SessionEvent
 from webhooks.models import WebhookDelivery
 
@@ -16,7 +18,14 @@ def history(session_id):
     return [(e.from_status, e.to_status) for e in SessionEvent.objects.filter(session_id=session_id)]
 
 
-def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plausible_numbers(sandbox_api):
+def calibrated_confidence(age_limit, estimated_age):
+    rule = face_rule(age_limit=age_limit)
+    return round(rule.confidence(AgeReading(estimated_age=estimated_age, faces_used=1)), 2)
+
+
+def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plausible_numbers(
+        sandbox_api, age_policy_file):
+    age_policy_file({18: 27.5})
     session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
 
     response = advance(sandbox_api, session_id, "approved")
@@ -25,20 +34,33 @@ def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plau
     body = response.json()
     assert body == sandbox_api.get(f"/v1/sessions/{session_id}").json()
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
-    assert body["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 30.0, "ageConfidence": 0.91}
+    # Two years over the policy's threshold, with the policy's own confidence for that estimate.
+    assert body["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 30.0,
+                                     "ageConfidence": calibrated_confidence(18, 30.0)}
     assert body["liveness"] == {"isLive": True, "livenessScore": 0.97}
     assert body["validateDoc"] is None
     assert history(session_id) == [("initiated", "processing"), ("processing", "approved")]
 
 
-def test_an_approving_estimate_clears_the_tenants_own_age_buffer(sandbox_api, onboarded):
-    onboarded.tenant.age_buffer_years = 15
-    onboarded.tenant.save(update_fields=["age_buffer_years"])
+def test_an_approving_estimate_clears_the_tenants_stricter_setting(sandbox_api, onboarded, age_policy_file):
+    age_policy_file({18: 27.5})
+    onboarded.tenant.age_extra_years = 15
+    onboarded.tenant.save(update_fields=["age_extra_years"])
     session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
 
     body = advance(sandbox_api, session_id, "approved").json()
 
-    assert body["ageEstimation"]["estimatedAge"] >= 18 + 15
+    assert body["ageEstimation"]["estimatedAge"] >= 27.5 + 15
+
+
+def test_where_the_face_path_is_off_an_approval_comes_from_a_document(sandbox_api, age_policy_file):
+    age_policy_file({12: None})
+    session_id = sandbox_api.create_session(age_limit=12)["sessionId"]
+
+    body = advance(sandbox_api, session_id, "approved").json()
+
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
+    assert body["ageEstimation"] is None and body["validateDoc"]["trueAge"] >= 12
 
 
 def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
@@ -48,7 +70,8 @@ def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
     body = advance(sandbox_api, session_id, "approved").json()
 
     assert first["session"]["status"] == "requires_doc"
-    assert first["ageEstimation"] == {"ageLimit": 21, "estimatedAge": 22.0, "ageConfidence": 0.42}
+    assert first["ageEstimation"] == {"ageLimit": 21, "estimatedAge": 22.0,
+                                      "ageConfidence": calibrated_confidence(21, 22.0)}
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
     assert body["validateDoc"]["trueAge"] == 28
     birthdate = datetime.date.fromisoformat(body["validateDoc"]["birthdate"][:10])
@@ -83,7 +106,8 @@ def test_denying_at_the_selfie_step_is_liveness_failed(sandbox_api):
     assert body["ageEstimation"] is None
 
 
-def test_processing_then_a_decision_is_two_calls(sandbox_api):
+def test_processing_then_a_decision_is_two_calls(sandbox_api, age_policy_file):
+    age_policy_file({18: 28.0})
     session_id = sandbox_api.create_session()["sessionId"]
 
     assert advance(sandbox_api, session_id, "processing").json()["session"]["status"] == "processing"

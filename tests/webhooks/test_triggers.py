@@ -68,8 +68,9 @@ PATHS = {
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("enabled", [True, False], ids=["sending on", "sending off"])
 def test_each_path_to_a_final_state_writes_one_delivery_only_when_sending_is_on(
-    api, sandbox_api, onboarded, path, enabled
+    api, sandbox_api, onboarded, path, enabled, age_policy_file
 ):
+    age_policy_file({18: 28.0})  # the face path on, so a sandbox approval is by age estimation
     Tenant.objects.filter(pk=onboarded.tenant.pk).update(webhooks_enabled=enabled)
     sandbox, finalize, (status, reason) = PATHS[path]
     client = sandbox_api if sandbox else api

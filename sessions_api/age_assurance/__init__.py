@@ -1,0 +1,1 @@
+"""Age assurance of the face path: labelled evaluation, the calibrated policy and its published statement."""

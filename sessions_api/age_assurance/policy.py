@@ -1,0 +1,158 @@
+"""The calibrated face-age policy in force: read once from its versioned file, resolved per tenant and limit.
+
+The file (`age_policy.json` beside this module, or the `AGE_POLICY_FILE` setting) is written by
+`manage.py calibrate_age_policy` from labelled faces and committed with the code. For every age
+limit 10..21 it holds the threshold an estimated age must reach (or none: the face path is off and
+the flow goes straight to the document step) and the error model behind `ageConfidence`, the
+probability that a person whose face reads `estimated_age` is at least the age limit:
+
+    ageConfidence = 1 / (1 + exp(-(intercept + slope * estimated_age)))     (per limit)
+
+A tenant can only add to the policy: extra years over the threshold, a minimum confidence at least
+the policy's floor (tenants.models), so no setting can let a face through that the policy would not.
+"""
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from checks.results import AgeReading
+
+AGE_LIMITS = range(10, 22)
+DEFAULT_POLICY_FILE = Path(__file__).with_name("age_policy.json")
+FORMAT = "ageverify-age-policy/1"
+
+
+@dataclass(frozen=True)
+class LimitPolicy:
+    age_limit: int
+    threshold: float | None  # None: the face path is off for this limit
+    confidence_intercept: float
+    confidence_slope: float
+
+    def confidence(self, estimated_age: float) -> float:
+        z = self.confidence_intercept + self.confidence_slope * float(estimated_age)
+        return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+@dataclass(frozen=True)
+class AgePolicy:
+    version: str
+    network: str
+    limits: dict[int, LimitPolicy]
+    source: Path
+    document: dict  # the whole file, for the operators' page and the published statement
+
+    def for_limit(self, age_limit: int) -> LimitPolicy:
+        return self.limits[age_limit]
+
+
+@dataclass(frozen=True)
+class FaceRule:
+    """What a face must show for one session: the calibrated threshold, made stricter by its tenant."""
+
+    age_limit: int
+    threshold: float | None  # None: the face path is off, a document is always asked for
+    min_confidence: float
+    calibrated: LimitPolicy
+
+    @property
+    def face_path_on(self) -> bool:
+        return self.threshold is not None
+
+    def confidence(self, reading: AgeReading) -> float:
+        return self.calibrated.confidence(reading.estimated_age)
+
+    def passes(self, reading: AgeReading) -> bool:
+        """Both bounds inclusive: exactly the threshold at exactly the minimum confidence passes."""
+        return (
+            self.threshold is not None
+            and reading.estimated_age >= self.threshold
+            and self.confidence(reading) >= self.min_confidence
+        )
+
+
+class PolicyInvalid(ImproperlyConfigured):
+    """The policy file is missing or malformed: the service does not start without a valid one."""
+
+
+def policy_load(path: Path | str) -> AgePolicy:
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise PolicyInvalid(f"cannot read the age policy {path}: {error}") from None
+    try:
+        if document["format"] != FORMAT:
+            raise PolicyInvalid(f"{path} is not an {FORMAT} file")
+        limits = {}
+        for age_limit in AGE_LIMITS:
+            entry = document["limits"][str(age_limit)]
+            threshold = entry["threshold"]
+            limits[age_limit] = LimitPolicy(
+                age_limit=age_limit,
+                threshold=None if threshold is None else float(threshold),
+                confidence_intercept=float(entry["confidence"]["intercept"]),
+                confidence_slope=float(entry["confidence"]["slope"]),
+            )
+        policy = AgePolicy(version=str(document["version"]), network=str(document["network"]["name"]),
+                           limits=limits, source=path, document=document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise PolicyInvalid(f"the age policy {path} is malformed ({error!r}); rewrite it with calibrate_age_policy")
+    for limit in limits.values():
+        if limit.threshold is not None and not (limit.age_limit <= limit.threshold <= 130):
+            raise PolicyInvalid(f"the age policy {path}: threshold {limit.threshold} for limit {limit.age_limit}")
+        if limit.confidence_slope < 0:
+            raise PolicyInvalid(f"the age policy {path}: confidence must not fall as the estimate rises")
+    return policy
+
+
+_policy: AgePolicy | None = None
+_policy_lock = threading.Lock()
+
+
+def policy_file() -> Path:
+    return Path(getattr(settings, "AGE_POLICY_FILE", None) or DEFAULT_POLICY_FILE)
+
+
+def age_policy() -> AgePolicy:
+    """The policy in force, read from its file on first use (the app reads it at start-up)."""
+    global _policy
+    path = policy_file()
+    if _policy is None or _policy.source != path:
+        with _policy_lock:
+            if _policy is None or _policy.source != path:
+                _policy = policy_load(path)
+    return _policy
+
+
+def face_rule(*, age_limit: int, extra_years: int = 0, min_confidence: float | None = None) -> FaceRule:
+    """The rule for one age limit under a tenant's settings; the settings can only make it stricter."""
+    from tenants.models import AGE_CONFIDENCE_FLOOR
+
+    if extra_years < 0 or (min_confidence is not None and min_confidence < AGE_CONFIDENCE_FLOOR):
+        raise ValueError("tenant settings may make the age policy stricter, never looser")
+    calibrated = age_policy().for_limit(age_limit)
+    threshold = None if calibrated.threshold is None else calibrated.threshold + extra_years
+    return FaceRule(age_limit=age_limit, threshold=threshold,
+                    min_confidence=AGE_CONFIDENCE_FLOOR if min_confidence is None else min_confidence,
+                    calibrated=calibrated)
+
+
+def tenant_face_rule(tenant, age_limit: int) -> FaceRule:
+    return face_rule(age_limit=age_limit, extra_years=tenant.age_extra_years, min_confidence=tenant.min_age_confidence)
+
+
+def tenant_default_face_rule(age_limit: int) -> FaceRule:
+    """The rule for a tenant on default settings (what evaluate_age measures)."""
+    from tenants.models import Tenant
+
+    fields = Tenant._meta
+    return face_rule(age_limit=age_limit, extra_years=fields.get_field("age_extra_years").default,
+                     min_confidence=fields.get_field("min_age_confidence").default)

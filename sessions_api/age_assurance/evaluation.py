@@ -126,8 +126,9 @@ def production_assess() -> Assess:
         reading = estimate_age(data)
         decisions = {}
         for limit in limits:
-            rule = rules.get(limit) or rules.setdefault(limit, tenant_default_face_rule(limit))
-            decisions[limit] = _outcome_name(decide_selfie(live, reading, rule=rule, attempts_so_far=0))
+            if limit not in rules:
+                rules[limit] = tenant_default_face_rule(limit)
+            decisions[limit] = _outcome_name(decide_selfie(live, reading, rule=rules[limit], attempts_so_far=0))
         return (None if isinstance(reading, Retake) else reading.estimated_age), decisions
 
     return assess

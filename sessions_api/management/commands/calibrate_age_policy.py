@@ -51,14 +51,19 @@ def policy_lines(document: dict, output: Path) -> list[str]:
         f"network: {document['network']['name']}",
         f"data: {data['source']} ({data['labels']}), {data['images']} images, {data['faces_found']} faces found; "
         f"split: {data['split']}",
-        "limit  threshold  calibration half: 5y-below approved | younger approved   "
+        "limit  threshold (off: model bound / counted shares would need)  calibration half: 5y-below approved | younger approved   "
         "held-out half: 5y-below approved | younger approved | adults (limit+7) to document",
     ]
     for limit, entry in document["limits"].items():
         cal, out = entry["calibration_half"], entry["held_out_half"]
         threshold = "off" if entry["threshold"] is None else f"{entry['threshold']:.1f}"
+        needs = entry.get("needs") or {}
+        if entry["threshold"] is None and needs.get("model_bound") is not None:
+            # What it would take: the error model's bound alone, and the counted shares alone.
+            counted = needs.get("counted_share")
+            threshold += f" (needs {needs['model_bound']:.1f} / {'-' if counted is None else f'{counted:.1f}'})"
         lines.append(
-            f"{limit:>5}  {threshold:>9}  {_fmt(cal['near_approved'])} | {_fmt(cal['younger_approved'])}   "
+            f"{limit:>5}  {threshold:>22}  {_fmt(cal['near_approved'])} | {_fmt(cal['younger_approved'])}   "
             f"{_fmt(out['near_approved'])} | {_fmt(out['younger_approved'])} | {_fmt(out['adults_to_document'])}"
         )
     return lines

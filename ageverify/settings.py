@@ -64,9 +64,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.middleware.ContentSecurityPolicyMiddleware",
-    "sessions_api.middleware.RequestIdMiddleware",
-    "sessions_api.middleware.ApiProblemMiddleware",
-    "sessions_api.middleware.ChunkedBodyMiddleware",
+    "sessions_api.api.middleware.RequestIdMiddleware",
+    "sessions_api.api.middleware.ApiProblemMiddleware",
+    "sessions_api.api.middleware.ChunkedBodyMiddleware",
     # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -203,9 +203,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@l
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["sessions_api.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["sessions_api.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "sessions_api.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "sessions_api.api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }

@@ -12,7 +12,7 @@ from skimage import data
 from checks import faces
 from checks.age import estimate_age
 from checks.results import AgeReading, Retake
-from tests.checks.conftest import jpeg
+from tests.support.pictures import jpeg
 
 
 # The research faces sit beside the checkout (../shared); worktrees one level down use /work/shared.

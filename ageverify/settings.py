@@ -230,6 +230,13 @@ API_RATE_LIMIT_BURST = int(os.environ.get("API_RATE_LIMIT_BURST", "200"))
 API_UNAUTHENTICATED_RATE_PER_SECOND = float(os.environ.get("API_UNAUTHENTICATED_RATE_PER_SECOND", "2"))
 API_UNAUTHENTICATED_BURST = int(os.environ.get("API_UNAUTHENTICATED_BURST", "30"))
 IDEMPOTENCY_TTL = timedelta(hours=24)
+# The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
+AGE_POLICY_FILE = os.environ.get("AGE_POLICY_FILE", "")
+# Upload POSTs of the hosted flow (flow/upload_rate.py): per session, and per client address.
+FLOW_UPLOAD_RATE_PER_SESSION = float(os.environ.get("FLOW_UPLOAD_RATE_PER_SESSION", "0.05"))  # one per 20 s
+FLOW_UPLOAD_BURST_PER_SESSION = int(os.environ.get("FLOW_UPLOAD_BURST_PER_SESSION", "6"))
+FLOW_UPLOAD_RATE_PER_ADDRESS = float(os.environ.get("FLOW_UPLOAD_RATE_PER_ADDRESS", "0.5"))
+FLOW_UPLOAD_BURST_PER_ADDRESS = int(os.environ.get("FLOW_UPLOAD_BURST_PER_ADDRESS", "20"))
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 

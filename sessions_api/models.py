@@ -28,6 +28,9 @@ class VerificationSession(models.Model):
     expires_at = models.DateTimeField()
     selfie_attempts = models.PositiveSmallIntegerField(default=0)
     document_attempts = models.PositiveSmallIntegerField(default=0)
+    # Uploads refused before analysis (not a picture, too large, frames missing); bounded per session
+    # (sessions_api.submission.MAX_REFUSED_UPLOADS) so a refusal cannot be repeated for ever.
+    refused_uploads = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -246,6 +246,9 @@ WEBHOOK_RETRY_JITTER = 0.2
 # While an attempt is in flight its delivery is not due for this long; if the worker dies mid-send,
 # the sweep retries after it (so delivery is at-least-once). Must exceed WEBHOOK_TOTAL_TIMEOUT.
 WEBHOOK_SEND_LEASE_SECONDS = int(os.environ.get("WEBHOOK_SEND_LEASE_SECONDS", "60"))
+# Deliveries of one tenant in flight at once in one delivery worker process (its thread pool's share),
+# so that a receiver that hangs holds at most this many threads and other tenants' webhooks go on.
+WEBHOOK_TENANT_MAX_IN_FLIGHT = int(os.environ.get("WEBHOOK_TENANT_MAX_IN_FLIGHT", "8"))
 # A delivery the sweep queued is not queued again for this long, so a busy worker is not flooded.
 WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
 

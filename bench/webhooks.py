@@ -1,9 +1,14 @@
-"""Webhook benchmark: one Celery worker delivering to a local HTTPS receiver; latency and throughput.
+"""Webhook benchmark: one Celery worker process delivering to local HTTPS receivers; latency and throughput.
 
-Run by hand:  .venv/bin/python bench/webhooks.py [--latency-runs 200] [--burst 500]
+Run by hand:  .venv/bin/python bench/webhooks.py [--latency-runs 200] [--burst 500] [--pool threads]
+              [--concurrency 32] [--hanging 40]
 Uses DATABASE_URL / REDIS_URL when set, else a bench database (created and migrated here) and Redis db 13.
-Prints the time from a session's final transition to the first attempt's arrival (median, p99; the
-target is p99 under 1 s at idle) and the deliveries per second of one worker (solo pool) on a burst.
+Prints, for one worker process with the given pool (`--pool solo` is the pool before delivery ran
+threads): the time from a session's final transition to the first attempt's arrival at idle (median,
+p99; the target is p99 under 1 s), the deliveries per second on a burst to a fast receiver, and then
+the same two while another tenant's receiver hangs on `--hanging` deliveries (answering only after
+the total timeout): the healthy tenant's first-attempt latency and the deliveries/s with a hanging
+receiver in the mix.
 """
 import argparse
 import json
@@ -54,9 +59,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-runs", type=int, default=200, help="sessions finalized one at a time")
     parser.add_argument("--burst", type=int, default=500, help="sessions finalized in one transaction")
+    parser.add_argument("--pool", default="threads", help="the worker's pool: threads (production) or solo")
+    parser.add_argument("--concurrency", type=int, default=32, help="threads of the worker process")
+    parser.add_argument("--hanging", type=int, default=40, help="deliveries to the hanging receiver (0: skip)")
+    parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", ""),
+                        help="queues the worker consumes (-Q), e.g. webhooks; default: the worker's default")
     args = parser.parse_args()
 
-    from tests.webhooks.receiver import WebhookReceiver, make_tls_files
+    from tests.webhooks.receiver import Reply, WebhookReceiver, make_tls_files
 
     tls = make_tls_files(Path(tempfile.mkdtemp(prefix="ageverify-bench-")))
     env = prepare_environment(tls.ca_bundle)
@@ -80,37 +90,30 @@ def main() -> None:
     url = receiver.url()
     onboarded = tenant_create(name="Bench", webhooks_enabled=True)
     api_key = api_key_resolve(onboarded.live_key)
+    hanging_receiver = WebhookReceiver(tls)
+    hanging_tenant = tenant_create(name="Bench (hanging receiver)", webhooks_enabled=True)
+    hanging_key = api_key_resolve(hanging_tenant.live_key)
 
-    def new_session_id(n: int) -> str:
-        created = session_create(tenant=onboarded.tenant, api_key=api_key, subject=f"bench-{n}", age_limit=18,
-                                 notification_url=url)
+    def new_session_id(n: int, *, tenant=onboarded.tenant, key=api_key, target=url) -> str:
+        created = session_create(tenant=tenant, api_key=key, subject=f"bench-{n}", age_limit=18,
+                                 notification_url=target)
         return created.session.id
 
-    def arrivals() -> dict[str, float]:
-        return {json.loads(r.body)["data"]["sessionId"]: r.arrived_at for r in list(receiver.received)}
-
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ageverify", "worker", "--pool=solo", "--without-heartbeat",
-         "--without-mingle", "--without-gossip", "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING")],
-        cwd=REPO, env=env,
-    )
-    try:
-        # Warm-up: the worker has started and imported everything once the first webhook arrives.
-        session_cancel(session_id=new_session_id(-1))
-        receiver.wait_for(1, timeout=60)
+    def measure_latency(runs: int, offset: int) -> list[float]:
         receiver.reset()
-
         latencies = []
-        for n in range(args.latency_runs):
-            session_id = new_session_id(n)
+        for n in range(runs):
+            session_id = new_session_id(offset + n)
             started = time.time()
             session_cancel(session_id=session_id)
-            receiver.wait_for(n + 1, timeout=30)
+            receiver.wait_for(n + 1, timeout=60)
             latencies.append(arrivals()[session_id] - started)
             time.sleep(0.02)  # idle between sessions: this measures latency, not queueing
-        receiver.reset()
+        return latencies
 
-        session_ids = [new_session_id(10_000 + n) for n in range(args.burst)]
+    def measure_burst(offset: int) -> tuple[float, int]:
+        receiver.reset()
+        session_ids = [new_session_id(offset + n) for n in range(args.burst)]
         started = time.time()
         with transaction.atomic():
             for session_id in session_ids:
@@ -119,17 +122,66 @@ def main() -> None:
         elapsed = max(arrivals().values()) - started
         time.sleep(0.5)
         delivered = WebhookDelivery.objects.filter(subject_ref__in=session_ids, status="delivered").count()
+        return elapsed, delivered
+
+    def arrivals() -> dict[str, float]:
+        return {json.loads(r.body)["data"]["sessionId"]: r.arrived_at for r in list(receiver.received)}
+
+    queues = ["-Q", args.queue] if args.queue else []
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "ageverify", "worker", f"--pool={args.pool}",
+         f"--concurrency={args.concurrency}", *queues, "--without-heartbeat", "--without-mingle", "--without-gossip",
+         "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING")],
+        cwd=REPO, env=env,
+    )
+    release_hanging = None
+    try:
+        # Warm-up: the worker has started and imported everything once the first webhook arrives.
+        session_cancel(session_id=new_session_id(-1))
+        receiver.wait_for(1, timeout=60)
+
+        latencies = measure_latency(args.latency_runs, 0)
+        elapsed, delivered = measure_burst(10_000)
+
+        if args.hanging:
+            # The other tenant's receiver holds every request until the sender's total timeout ends it.
+            import threading
+
+            release_hanging = threading.Event()
+            hanging_receiver.script(*[Reply(hold=release_hanging)] * (args.hanging * 3))  # retries hang too
+            with transaction.atomic():
+                for n in range(args.hanging):
+                    session_cancel(session_id=new_session_id(20_000 + n, tenant=hanging_tenant.tenant,
+                                                             key=hanging_key, target=hanging_receiver.url()))
+            hanging_receiver.wait_for(1, timeout=60)
+            hanging_latencies = measure_latency(max(20, args.latency_runs // 4), 30_000)
+            hanging_elapsed, hanging_delivered = measure_burst(40_000)
+            hung_requests = len(hanging_receiver.received)
     finally:
+        if release_hanging is not None:
+            release_hanging.set()
         worker.terminate()
         worker.wait(30)
         receiver.close()
+        hanging_receiver.close()
 
-    ms = [latency * 1000 for latency in latencies]
-    print(f"first attempt after the final transition, {len(ms)} sessions at idle: "
-          f"median {statistics.median(ms):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms "
-          f"(target p99 < 1000 ms: {'met' if percentile(ms, 0.99) < 1000 else 'NOT met'})")
-    print(f"one worker (solo pool), burst of {args.burst}: {args.burst / elapsed:.0f} deliveries/s "
-          f"({elapsed:.2f} s; {delivered} recorded delivered, {len(receiver.received)} requests received)")
+    pool = f"{args.pool} pool" + (f", {args.concurrency} threads" if args.pool == "threads" else "")
+
+    def latency_line(values: list[float]) -> str:
+        ms = [value * 1000 for value in values]
+        return (f"median {statistics.median(ms):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms "
+                f"(target p99 < 1000 ms: {'met' if percentile(ms, 0.99) < 1000 else 'NOT met'})")
+
+    print(f"one worker process ({pool}):")
+    print(f"first attempt after the final transition, {len(latencies)} sessions at idle: {latency_line(latencies)}")
+    print(f"burst of {args.burst} to a fast receiver: {args.burst / elapsed:.0f} deliveries/s "
+          f"({elapsed:.2f} s; {delivered} recorded delivered)")
+    if args.hanging:
+        print(f"with another tenant's receiver hanging on {args.hanging} deliveries "
+              f"({hung_requests} of them held open at the end):")
+        print(f"  healthy tenant's first attempt, {len(hanging_latencies)} sessions: {latency_line(hanging_latencies)}")
+        print(f"  burst of {args.burst} to the fast receiver: {args.burst / hanging_elapsed:.0f} deliveries/s "
+              f"({hanging_elapsed:.2f} s; {hanging_delivered} recorded delivered)")
 
 
 if __name__ == "__main__":

@@ -3,20 +3,24 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import APIException
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from tenants.authentication import CachedApiKeyAuthentication
 
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .rate_limit import ApiKeyRateThrottle
-from .selectors import SessionNotFound, session_get_for_tenant
+from .selectors import SessionNotFound, session_read_for_tenant
 from .serializers import (
     ProblemSerializer,
-    SessionCreatedOutputSerializer,
     SessionCreateInputSerializer,
     SessionCreateResponseSerializer,
     SessionReadResponseSerializer,
+    session_created_representation,
     session_read_representation,
 )
 from .services import session_create
@@ -51,6 +55,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     """Documents the `X-API-Key` header as the API's security scheme."""
 
     target_class = "tenants.authentication.ApiKeyAuthentication"
+    match_subclasses = True  # the API's views use its cached variant
     name = "ApiKeyAuth"
 
     def get_security_definition(self, auto_schema):
@@ -71,16 +76,48 @@ def require_json_body(request) -> None:
         raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
 
 
+class ApiContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, with what partners send (no Accept, `*/*`, `application/json`) answered at once."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        accept = request.META.get("HTTP_ACCEPT", "*/*")
+        if (len(renderers) == 1 and accept in ("*/*", renderers[0].media_type) and not format_suffix
+                and self.settings.URL_FORMAT_OVERRIDE not in request.query_params):
+            return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)
+
+
 class ApiView(APIView):
     """Base of every partner endpoint: API key authentication, per-key rate limit and its headers."""
 
+    content_negotiation_class = ApiContentNegotiation
+
+    # The rate limiter's Redis round trip confirms a key that authentication took from its cache.
+    authentication_classes = [CachedApiKeyAuthentication]
     throttle_classes = [ApiKeyRateThrottle]
 
     def throttled(self, request, wait):
         state = getattr(request, "rate_limit_state", None)
         super().throttled(request, state.retry_after if state else 1)
 
+    def dispatch(self, request, *args, **kwargs):
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        finally:
+            pending = getattr(getattr(self, "request", None), "rate_limit_pending", None)
+            if pending is not None:  # the request failed before finalize_response read the answer
+                pending.abandon()
+
     def finalize_response(self, request, response, *args, **kwargs):
+        pending = getattr(request, "rate_limit_pending", None)
+        if pending is not None:
+            # A read-only request ran while its rate-limit answer travelled; that answer still decides.
+            request.rate_limit_pending = None
+            try:
+                if not ApiKeyRateThrottle.decide(request, pending):
+                    self.throttled(request, None)
+            except APIException as refusal:
+                response = self.handle_exception(refusal)
         response = super().finalize_response(request, response, *args, **kwargs)
         # X-API-Key is not Authorization, so nothing else tells a shared cache these answers are private.
         response["Cache-Control"] = "no-store"
@@ -125,7 +162,7 @@ class SessionCreateApi(ApiView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         created = session_create(tenant=request.user.tenant, api_key=request.auth, **serializer.validated_data)
-        body = {"session": SessionCreatedOutputSerializer(created.session, context={"token": created.token}).data}
+        body = {"session": session_created_representation(created.session, created.token)}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -142,7 +179,7 @@ class SessionDetailApi(ApiView):
     )
     def get(self, request, session_id: str):
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
+            session = session_read_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
         except SessionNotFound:
             raise session_not_found()
         return Response(session_read_representation(session))

@@ -1,4 +1,4 @@
-"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant.
+"""`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant and key mode.
 
 The stored response holds the session token and the flow link, which are otherwise kept only as a
 hash. It is sealed with AES-GCM under a key derived from SECRET_KEY, bound to its tenant and key:
@@ -54,15 +54,16 @@ def _validate_key(key: str) -> None:
         )
 
 
-def _claim(tenant: Tenant, key: str, fingerprint: str) -> IdempotencyRecord | Response:
+def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> IdempotencyRecord | Response:
     """Insert the in-progress record, or answer from the one already there."""
     now = timezone.now()
     for _ in range(2):
         try:
             with transaction.atomic():
-                return IdempotencyRecord.objects.create(tenant=tenant, key=key, request_fingerprint=fingerprint)
+                return IdempotencyRecord.objects.create(tenant=tenant, mode=mode, key=key,
+                                                        request_fingerprint=fingerprint)
         except IntegrityError:
-            record = IdempotencyRecord.objects.filter(tenant=tenant, key=key).first()
+            record = IdempotencyRecord.objects.filter(tenant=tenant, mode=mode, key=key).first()
         if record is None:
             continue  # deleted between our insert and our read: try again
         if record.created_at < now - settings.IDEMPOTENCY_TTL:
@@ -92,13 +93,13 @@ def _sealing_key() -> bytes:
     return hmac.new(settings.SECRET_KEY.encode(), b"ageverify idempotency response v1", hashlib.sha256).digest()
 
 
-def _bound_to(tenant_id: str, key: str) -> bytes:
-    return json.dumps([tenant_id, key]).encode()
+def _bound_to(tenant_id: str, mode: str, key: str) -> bytes:
+    return json.dumps([tenant_id, mode, key]).encode()
 
 
-def _seal(tenant_id: str, key: str, body) -> str:
+def _seal(tenant_id: str, mode: str, key: str, body) -> str:
     nonce = os.urandom(12)
-    sealed = AESGCM(_sealing_key()).encrypt(nonce, json.dumps(body).encode(), _bound_to(tenant_id, key))
+    sealed = AESGCM(_sealing_key()).encrypt(nonce, json.dumps(body).encode(), _bound_to(tenant_id, mode, key))
     return _SEALED_PREFIX + base64.b64encode(nonce + sealed).decode()
 
 
@@ -108,7 +109,8 @@ def _stored_body(record: IdempotencyRecord):
         return json.loads(body) if isinstance(body, str) else body  # stored before sealing (gone after 24 h)
     raw = base64.b64decode(body.removeprefix(_SEALED_PREFIX))
     try:
-        plain = AESGCM(_sealing_key()).decrypt(raw[:12], raw[12:], _bound_to(record.tenant_id, record.key))
+        bound_to = _bound_to(record.tenant_id, record.mode, record.key)
+        plain = AESGCM(_sealing_key()).decrypt(raw[:12], raw[12:], bound_to)
     except InvalidTag:  # SECRET_KEY changed since: the response cannot be given back, and must not be redone
         raise ApiProblem(
             status_code=422, code="idempotency_key_reused",
@@ -123,8 +125,8 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
     if key is None:
         return handler()
     _validate_key(key)
-    mode = getattr(request.auth, "mode", "")
-    claimed = _claim(tenant, key, request_fingerprint(request.method, request.path, request.data, mode))
+    mode = request.auth.mode
+    claimed = _claim(tenant, mode, key, request_fingerprint(request.method, request.path, request.data, mode))
     if isinstance(claimed, Response):
         return claimed
     try:
@@ -133,7 +135,7 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
             if 200 <= response.status_code < 300:
                 # Kept as sealed JSON text: a jsonb object would come back with its keys reordered.
                 IdempotencyRecord.objects.filter(pk=claimed.pk).update(
-                    response_status=response.status_code, response_body=_seal(tenant.pk, key, response.data)
+                    response_status=response.status_code, response_body=_seal(tenant.pk, mode, key, response.data)
                 )
                 return response
     except BaseException:

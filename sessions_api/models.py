@@ -112,6 +112,8 @@ class IdempotencyRecord(models.Model):
     """The first response to a POST carrying an `Idempotency-Key`, replayed for 24 h (CONTRACT 2)."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    # Live and test keys of one tenant have separate key spaces (CONTRACT 2: per tenant and mode).
+    mode = models.CharField(max_length=4, choices=Mode.choices)
     key = models.CharField(max_length=255)
     request_fingerprint = models.CharField(max_length=64)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)  # null while in progress
@@ -119,4 +121,6 @@ class IdempotencyRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="idempotency_unique_tenant_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "mode", "key"], name="idempotency_unique_tenant_mode_key")
+        ]

@@ -8,6 +8,8 @@ so guessing keys or flooding 401s costs the caller, not the service.
 Headers: `RateLimit-Limit` is the bucket size (burst), `RateLimit-Remaining` the whole tokens left,
 `RateLimit-Reset` the seconds until the bucket is full again. If Redis cannot be reached the limiter
 fails open (logged): rate limiting protects the service, it must not take the API down with it.
+The same Redis round trip reads the API key generation, which confirms a key served from the
+authentication cache (tenants.selectors).
 """
 import logging
 import math
@@ -18,9 +20,12 @@ from functools import lru_cache
 
 import redis
 from django.conf import settings
+from redis.commands.core import Script
 from rest_framework.throttling import BaseThrottle
 
 from dashboard.sign_in_throttle import client_address
+from tenants.authentication import api_key_confirm_current
+from tenants.selectors import API_KEYS_GENERATION_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +45,13 @@ if tokens >= 1 then
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
-return {allowed, tostring(tokens)}
+local generation = redis.call('GET', KEYS[2])
+if not generation then
+  -- A new value after a flush or a restart, so no process keeps trusting keys it cached before.
+  generation = 'start-' .. now_parts[1] .. '.' .. now_parts[2]
+  redis.call('SET', KEYS[2], generation)
+end
+return {allowed, tostring(tokens), generation}
 """
 
 
@@ -50,6 +61,7 @@ class BucketState:
     tokens: float
     rate: float
     burst: int
+    generation: str | None = None  # the API key generation, read in the same round trip
 
     @property
     def retry_after(self) -> int:
@@ -66,6 +78,10 @@ class BucketState:
 @lru_cache(maxsize=1)
 def _redis_client():
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+
+# Run by EVALSHA: the script's text goes to Redis once (again after a Redis restart), not with every request.
+_bucket_script = Script(None, _BUCKET_SCRIPT.encode())
 
 
 class _MemoryBuckets:
@@ -86,21 +102,93 @@ class _MemoryBuckets:
 
 
 _memory = _MemoryBuckets()
+# Requests without side effects: their rate-limit round trip overlaps the view's own database read.
+READ_ONLY_METHODS = ("GET", "HEAD")
 
 
-def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
-    """Take one token; None when the store is unreachable (the caller lets the request through)."""
-    if settings.REDIS_URL:
+class PendingTake:
+    """A token taken from the bucket, its answer still on the wire: `finish` reads it (once).
+
+    A read-only request sends the take first and reads the answer after its own database read, so
+    the two round trips overlap instead of adding up; its answer is replaced (429, 401, 403) if the
+    take says so. The connection stays out of the pool until the answer is read or dropped.
+    """
+
+    def __init__(self, key: str, *, rate: float, burst: int):
+        self._key, self._rate, self._burst = key, rate, burst
+        self._connection = None
+        self._state: BucketState | None = None
+        self._done = False
+        if not settings.REDIS_URL:
+            self._state, self._done = _memory_take(key, rate, burst), True
+            return
+        client = _redis_client()
         try:
-            allowed, tokens = _redis_client().eval(_BUCKET_SCRIPT, 1, f"ratelimit:{key}", rate, burst)
+            self._connection = client.connection_pool.get_connection()
+            self._connection.send_command("EVALSHA", _bucket_script.sha, 2, *self._keys(), rate, burst)
         except redis.RedisError as error:
-            logger.warning("rate limiter unavailable, failing open: %s", error)
+            self._drop()
+            self._fail_open(error)
+
+    def _keys(self) -> list[str]:
+        return [f"ratelimit:{self._key}", API_KEYS_GENERATION_KEY]
+
+    def _fail_open(self, error: Exception) -> None:
+        logger.warning("rate limiter unavailable, failing open: %s", error)
+        self._state, self._done = None, True
+
+    def _drop(self) -> None:
+        # An answer may still be unread on it: it cannot go back to the pool.
+        if self._connection is not None:
+            self._connection.disconnect()
+            _redis_client().connection_pool.release(self._connection)
+            self._connection = None
+
+    def finish(self) -> BucketState | None:
+        """The bucket's answer; None when the store is unreachable (the caller lets the request through)."""
+        if self._done:
+            return self._state
+        self._done = True
+        try:
+            try:
+                reply = self._connection.read_response()
+            except redis.exceptions.NoScriptError:
+                # Redis restarted (or never saw the script): load it, and take the token in the usual way.
+                self._release()
+                reply = _bucket_script(keys=self._keys(), args=[self._rate, self._burst], client=_redis_client())
+            else:
+                self._release()
+        except redis.RedisError as error:
+            self._drop()
+            self._fail_open(error)
             return None
-        return BucketState(allowed=bool(allowed), tokens=float(tokens), rate=rate, burst=burst)
+        allowed, tokens, generation = reply
+        self._state = BucketState(allowed=bool(allowed), tokens=float(tokens), rate=self._rate, burst=self._burst,
+                                  generation=generation.decode())
+        return self._state
+
+    def _release(self) -> None:
+        if self._connection is not None:
+            _redis_client().connection_pool.release(self._connection)
+            self._connection = None
+
+    def abandon(self) -> None:
+        """The request ended without reading the answer (an unexpected error): free the connection."""
+        if not self._done:
+            self._done = True
+            self._drop()
+
+
+def _memory_take(key: str, rate: float, burst: int) -> BucketState:
     value = _memory.take(key, rate, burst)
     if value >= 0:
         return BucketState(allowed=True, tokens=value, rate=rate, burst=burst)
     return BucketState(allowed=False, tokens=-value - 1, rate=rate, burst=burst)
+
+
+def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
+    """Take one token; None when the store is unreachable (the caller lets the request through)."""
+    return PendingTake(key, rate=rate, burst=burst).finish()
 
 
 def unauthenticated_request_refused(request) -> BucketState | None:
@@ -121,8 +209,19 @@ class ApiKeyRateThrottle(BaseThrottle):
         tenant = api_key.tenant
         rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
-        state = bucket_take(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        if request.method in READ_ONLY_METHODS:
+            request.rate_limit_pending = pending  # decided once the view has read (ApiView.finalize_response)
+            return True
+        return self.decide(request, pending)
+
+    @staticmethod
+    def decide(request, pending: PendingTake) -> bool:
+        """Read the take's answer: False to refuse (429); raises 401/403 for a key that is no longer valid."""
+        state = pending.finish()
         request.rate_limit_state = state
+        # A revoked key or a disabled tenant is refused before its token counts (401/403, never 429).
+        api_key_confirm_current(request, state.generation if state else None)
         return state is None or state.allowed
 
     def wait(self):

@@ -5,7 +5,7 @@ from django.contrib.auth.admin import UserAdmin
 
 from .admin_lookups import SecretColumnsNotFilterable
 from .models import ApiKey, Membership, Tenant
-from .services import api_key_revoke, webhook_secret_new
+from .services import api_key_revoke, api_keys_changed, webhook_secret_new
 
 
 def secret_hint(secret: str) -> str:
@@ -86,11 +86,13 @@ class TenantAdmin(SecretColumnsNotFilterable):
     @admin.action(description="Disable tenants (their keys get 403)")
     def disable_tenants(self, request, queryset):
         queryset.update(enabled=False)
+        api_keys_changed()
         _log_action(self, request, queryset, "Disabled the tenant.")
 
     @admin.action(description="Enable tenants")
     def enable_tenants(self, request, queryset):
         queryset.update(enabled=True)
+        api_keys_changed()
         _log_action(self, request, queryset, "Enabled the tenant.")
 
 

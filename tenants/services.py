@@ -1,14 +1,21 @@
 """Writes on tenants: onboarding, API key generation and revocation, webhook secret rotation."""
 import base64
 import hashlib
+import logging
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 
+import redis
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from .models import ApiKey, Membership, Tenant, WebhookSecretFields
+
+logger = logging.getLogger(__name__)
 
 API_KEY_RANDOM_LENGTH = 40
 API_KEY_PREFIX_LENGTH = 12
@@ -58,8 +65,36 @@ def api_key_touch(api_key: ApiKey) -> None:
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     # Conditional so a double click or two staff members revoking at once keep the first time.
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    api_keys_changed()
     api_key.refresh_from_db()
     return api_key
+
+
+@lru_cache(maxsize=1)
+def _redis_client():
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+
+def _api_keys_generation_replace() -> None:
+    from .selectors import API_KEYS_GENERATION_KEY
+
+    try:
+        _redis_client().set(API_KEYS_GENERATION_KEY, uuid.uuid4().hex)
+    except redis.RedisError as error:
+        # Workers that cannot read the generation read the database instead; entries expire anyway.
+        logger.warning("could not publish an API key change: %s", error)
+
+
+def api_keys_changed() -> None:
+    """Every process's API key cache must re-read its keys (a key or a tenant changed).
+
+    Now, so that the change is seen at once, and again after the commit, so that an entry re-read
+    from the database before the commit (the old values) is not trusted either.
+    """
+    if not settings.REDIS_URL:
+        return  # no cache to invalidate: without Redis every request reads its key from the database
+    _api_keys_generation_replace()
+    transaction.on_commit(_api_keys_generation_replace)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from django.utils import timezone
 
 from tenants.selectors import webhook_signing_secrets
 
+from .concurrency import deferral_countdown, tenant_slots
 from .models import WebhookAttempt, WebhookDelivery
+from .selectors import delivery_tenant_id
 from .signing import signature_header
 from .transport import PostResult, https_post
 
@@ -151,3 +153,17 @@ def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
     if not result.succeeded:
         logger.info("webhook %s attempt %d failed: %s", delivery_id, claim.number, result.error or result.status_code)
     return result
+
+
+def webhook_delivery_attempt_in_share(*, delivery_id: str, deferrals: int = 0) -> PostResult | None:
+    """The attempt, if the delivery's tenant has a free slot in this worker; else it goes back on the queue."""
+    tenant_id = delivery_tenant_id(delivery_id)
+    if tenant_id is None:
+        return None
+    with tenant_slots.hold(tenant_id) as held:
+        if held:
+            return webhook_delivery_attempt(delivery_id=delivery_id)
+    from .services import queue_attempt
+
+    queue_attempt(delivery_id, countdown=deferral_countdown(deferrals), deferrals=deferrals + 1)
+    return None

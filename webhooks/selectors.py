@@ -1,4 +1,4 @@
-"""Reads on webhooks: a tenant's deliveries and their attempt logs, for the dashboard and the admin."""
+"""Reads on webhooks: a tenant's deliveries and their attempt logs (dashboard, admin), a delivery's tenant (workers)."""
 from django.db.models import QuerySet
 
 from tenants.identifiers import is_prefixed_ulid
@@ -22,3 +22,8 @@ def delivery_get(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
     if not is_prefixed_ulid(delivery_id, "msg"):
         return None
     return deliveries_for_tenant(tenant=tenant).filter(pk=delivery_id).first()
+
+
+def delivery_tenant_id(delivery_id: str) -> str | None:
+    """Whose delivery this is, for the worker's per-tenant share; None if there is no such delivery."""
+    return WebhookDelivery.objects.filter(pk=delivery_id).values_list("tenant_id", flat=True).first()

@@ -14,12 +14,16 @@ from .models import WebhookAttempt, WebhookDelivery
 logger = logging.getLogger(__name__)
 
 
-def queue_attempt(delivery_id: str, *, countdown: float | None = None) -> bool:
-    """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up)."""
+def queue_attempt(delivery_id: str, *, countdown: float | None = None, deferrals: int = 0) -> bool:
+    """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up).
+
+    `deferrals` counts how often the attempt was put back because its tenant's share of a worker was busy.
+    """
     from .tasks import webhook_delivery_attempt_task
 
+    kwargs = {"deferrals": deferrals} if deferrals else {}
     try:
-        webhook_delivery_attempt_task.apply_async((delivery_id,), countdown=countdown)
+        webhook_delivery_attempt_task.apply_async((delivery_id,), kwargs, countdown=countdown)
     except Exception as exc:  # any broker failure: the row is committed and still due, nothing is lost
         logger.warning("could not queue webhook %s (%s); the sweep will retry", delivery_id, exc)
         return False

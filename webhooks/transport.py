@@ -8,6 +8,7 @@ no second lookup an attacker's DNS could answer differently (no rebinding window
 import http.client
 import socket
 import ssl
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -94,13 +95,18 @@ def _split_target(url: str) -> tuple[str, int, str]:
 
 
 _resolver: ThreadPoolExecutor | None = None
+_resolver_lock = threading.Lock()
+# Lookups run beside a delivery worker's thread pool: enough that a slow name server of one tenant
+# does not queue everyone else's lookups behind it.
+_RESOLVER_THREADS = 16
 
 
 def _resolve(host: str, port: int, *, deadline: float) -> list[tuple]:
     """getaddrinfo has no timeout of its own; a thread lets the attempt's deadline cover DNS too."""
     global _resolver
-    if _resolver is None:  # created lazily, so a forked worker process builds its own
-        _resolver = ThreadPoolExecutor(max_workers=4, thread_name_prefix="webhook-dns")
+    with _resolver_lock:  # attempts run in many threads at once
+        if _resolver is None:  # created lazily, so a forked worker process builds its own
+            _resolver = ThreadPoolExecutor(max_workers=_RESOLVER_THREADS, thread_name_prefix="webhook-dns")
     lookup = _resolver.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     try:
         return lookup.result(timeout=max(0.001, deadline - time.monotonic()))

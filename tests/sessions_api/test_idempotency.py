@@ -98,10 +98,24 @@ def test_keys_are_scoped_per_tenant(api, db):
     assert mine.json()["session"]["sessionId"] != theirs.json()["session"]["sessionId"]
 
 
-def test_a_sandbox_call_never_replays_a_live_session(api, sandbox_api):
-    _post(api)
+def test_live_and_test_keys_have_separate_key_spaces(api, sandbox_api):
+    # CONTRACT 2: scoped per tenant and mode. The same key and body from both keys are two requests.
+    live = _post(api)
+    sandbox = _post(sandbox_api)
 
-    assert_problem(_post(sandbox_api), 422, "idempotency_key_reused")
+    assert live.status_code == sandbox.status_code == 201
+    assert "Idempotent-Replayed" not in sandbox
+    assert (live.json()["session"]["mode"], sandbox.json()["session"]["mode"]) == ("live", "test")
+    assert _post(sandbox_api).json() == sandbox.json()
+    assert _post(api).json() == live.json()
+    assert VerificationSession.objects.count() == 2
+
+
+def test_a_sandbox_key_reusing_its_own_key_with_another_body_is_422(api, sandbox_api):
+    _post(api)
+    _post(sandbox_api)
+
+    assert_problem(_post(sandbox_api, {**BODY, "age_limit": 21}), 422, "idempotency_key_reused")
 
 
 def test_a_key_is_forgotten_after_24_hours(api):

@@ -12,15 +12,6 @@ from tests.conftest import ApiClient
 
 
 @pytest.fixture
-def operator(db):
-    # No password: force_login needs none, and hashing one costs most of a test's time.
-    user = get_user_model().objects.create(username="operator", is_staff=True, is_superuser=True)
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def staffed(onboarded):
     membership_add(tenant=onboarded.tenant, user=get_user_model().objects.create(username="shop-staff"))
     return onboarded

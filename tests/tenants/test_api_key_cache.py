@@ -1,0 +1,80 @@
+"""The API key cache of each worker never outlives a revocation or a disabled tenant, in any process."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.db import connection
+
+from sessions_api import rate_limit
+from tenants.models import ApiKey
+
+BODY = {"subject": "user-42", "age_limit": 18}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _warm(api) -> str:
+    # The first use reads the key from the database, the second confirms it into the cache; from the
+    # third on, authentication reads no key from the database. Returns a session id of the key.
+    for _ in range(3):
+        created = api.post("/v1/sessions", BODY)
+        assert created.status_code == 201
+    assert api.get(f"/v1/sessions/{created.json()['session']['sessionId']}").status_code == 200
+    return created.json()["session"]["sessionId"]
+
+
+def test_a_cached_key_is_authenticated_without_a_key_query(api, django_assert_num_queries):
+    _warm(api)
+
+    with django_assert_num_queries(1):  # the session's INSERT only
+        assert api.post("/v1/sessions", BODY).status_code == 201
+
+
+def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transactional_db, onboarded, api):
+    session_id = _warm(api)
+    key_id = ApiKey.objects.get(tenant=onboarded.tenant, mode="live").pk
+    database = connection.settings_dict
+    env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
+                                         f"{database['NAME']}"}
+    script = ("import django; django.setup(); from tenants.models import ApiKey; "
+              "from tenants.services import api_key_revoke; "
+              f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}))")
+    subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, check=True, timeout=120)
+
+    assert api.get(f"/v1/sessions/{session_id}").status_code == 401  # a read, whose rate-limit answer comes last
+    assert api.post("/v1/sessions", BODY).status_code == 401
+
+
+def test_a_tenant_disabled_by_the_operators_action_is_refused_on_the_next_request(operator, api, onboarded):
+    session_id = _warm(api)
+
+    operator.post("/admin/tenants/tenant/", {"action": "disable_tenants", "_selected_action": [onboarded.tenant.pk]})
+
+    assert api.get(f"/v1/sessions/{session_id}").status_code == 403
+    assert api.post("/v1/sessions", BODY).status_code == 403
+    operator.post("/admin/tenants/tenant/", {"action": "enable_tenants", "_selected_action": [onboarded.tenant.pk]})
+    assert api.post("/v1/sessions", BODY).status_code == 201
+
+
+def test_a_tenant_rate_limit_changed_in_the_admin_applies_from_the_next_request(operator, api, onboarded):
+    _warm(api)
+    onboarded.tenant.rate_limit_per_second = 1
+    onboarded.tenant.rate_limit_burst = 1
+    onboarded.tenant.save()  # as the admin's change form does
+
+    api.post("/v1/sessions", BODY)  # its token was taken at the old limit; the key was read again
+    answer = api.post("/v1/sessions", BODY)
+
+    assert answer["RateLimit-Limit"] == "1"
+
+
+def test_without_redis_every_request_reads_its_key_so_a_revocation_still_counts(api, onboarded, settings):
+    _warm(api)
+    rate_limit._redis_client.cache_clear()
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1: the limiter fails open
+    try:
+        assert api.post("/v1/sessions", BODY).status_code == 201
+        ApiKey.objects.filter(tenant=onboarded.tenant, mode="live").update(revoked_at="2026-01-01T00:00:00Z")
+        assert api.post("/v1/sessions", BODY).status_code == 401
+    finally:
+        rate_limit._redis_client.cache_clear()

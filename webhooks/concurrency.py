@@ -1,0 +1,44 @@
+"""Per-tenant fairness inside a delivery worker: one tenant's slow receiver cannot hold every thread.
+
+A delivery worker runs many attempts at once (a thread pool: delivery is waiting on the network).
+Each tenant may hold at most WEBHOOK_TENANT_MAX_IN_FLIGHT of them in one process; an attempt over
+that share is not made now but put back on the queue with a growing countdown, before anything is
+claimed, so the delivery row is untouched and still due (the sweep catches it if the publish fails).
+"""
+import threading
+from collections import Counter
+from contextlib import contextmanager
+
+from django.conf import settings
+
+DEFERRAL_MAX_SECONDS = 30
+
+
+class TenantSlots:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._in_flight: Counter[str] = Counter()
+
+    @contextmanager
+    def hold(self, tenant_id: str):
+        """Yields True with one of the tenant's slots held, or False when its share is in use."""
+        with self._lock:
+            taken = self._in_flight[tenant_id] < settings.WEBHOOK_TENANT_MAX_IN_FLIGHT
+            if taken:
+                self._in_flight[tenant_id] += 1
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._lock:
+                    self._in_flight[tenant_id] -= 1
+                    if not self._in_flight[tenant_id]:
+                        del self._in_flight[tenant_id]
+
+
+tenant_slots = TenantSlots()
+
+
+def deferral_countdown(deferrals: int) -> float:
+    """1, 2, 4 ... 30 s: a tenant whose receiver hangs for long is asked about less and less often."""
+    return float(min(DEFERRAL_MAX_SECONDS, 2 ** deferrals))

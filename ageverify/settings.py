@@ -64,9 +64,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.middleware.ContentSecurityPolicyMiddleware",
-    "sessions_api.middleware.RequestIdMiddleware",
-    "sessions_api.middleware.ApiProblemMiddleware",
-    "sessions_api.middleware.ChunkedBodyMiddleware",
+    "sessions_api.api.middleware.RequestIdMiddleware",
+    "sessions_api.api.middleware.ApiProblemMiddleware",
+    "sessions_api.api.middleware.ChunkedBodyMiddleware",
     # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -203,9 +203,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@l
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["sessions_api.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["sessions_api.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "sessions_api.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "sessions_api.api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
@@ -230,6 +230,13 @@ API_RATE_LIMIT_BURST = int(os.environ.get("API_RATE_LIMIT_BURST", "200"))
 API_UNAUTHENTICATED_RATE_PER_SECOND = float(os.environ.get("API_UNAUTHENTICATED_RATE_PER_SECOND", "2"))
 API_UNAUTHENTICATED_BURST = int(os.environ.get("API_UNAUTHENTICATED_BURST", "30"))
 IDEMPOTENCY_TTL = timedelta(hours=24)
+# The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
+AGE_POLICY_FILE = os.environ.get("AGE_POLICY_FILE", "")
+# Upload POSTs of the hosted flow (flow/upload_rate.py): per session, and per client address.
+FLOW_UPLOAD_RATE_PER_SESSION = float(os.environ.get("FLOW_UPLOAD_RATE_PER_SESSION", "0.05"))  # one per 20 s
+FLOW_UPLOAD_BURST_PER_SESSION = int(os.environ.get("FLOW_UPLOAD_BURST_PER_SESSION", "6"))
+FLOW_UPLOAD_RATE_PER_ADDRESS = float(os.environ.get("FLOW_UPLOAD_RATE_PER_ADDRESS", "0.5"))
+FLOW_UPLOAD_BURST_PER_ADDRESS = int(os.environ.get("FLOW_UPLOAD_BURST_PER_ADDRESS", "20"))
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 

@@ -16,7 +16,7 @@ admin.site.index_template = "admin/operators_index.html"  # links the age policy
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
 
 urlpatterns = [
-    path("v1/", include("sessions_api.urls")),
+    path("v1/", include("sessions_api.api.urls")),
     path("flow/", include("flow.urls")),
     path("dashboard/", include("dashboard.urls")),
     path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),

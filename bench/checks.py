@@ -42,8 +42,8 @@ def main() -> None:
     from checks.document import read_document
     from checks.liveness import check_liveness, frontal_frame
     from tests.checks.conftest import jpeg
-    from tests.fixtures.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
-    from tests.fixtures.faces import challenge_frames
+    from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
+    from tests.support.faces import challenge_frames
 
     today = datetime.date(2026, 11, 22)
     selfie = jpeg(data.astronaut())

@@ -66,7 +66,7 @@ def main() -> None:
                         help="queues the worker consumes (-Q), e.g. webhooks; default: the worker's default")
     args = parser.parse_args()
 
-    from tests.webhooks.receiver import Reply, WebhookReceiver, make_tls_files
+    from tests.support.receiver import Reply, WebhookReceiver, make_tls_files
 
     tls = make_tls_files(Path(tempfile.mkdtemp(prefix="ageverify-bench-")))
     env = prepare_environment(tls.ca_bundle)

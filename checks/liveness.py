@@ -25,7 +25,7 @@ Each condition gives a margin in 0..1 that is 0.5 exactly at its threshold; live
 smallest margin, and is_live is liveness_score >= 0.5. Frames without a face in too many places,
 or with a second face, ask for a retake instead.
 
-The thresholds were set on synthetic turns of a real face (tests/fixtures/faces.py), not on a
+The thresholds were set on synthetic turns of a real face (tests/support/faces.py), not on a
 corpus of real captures: tune them on real sessions (the debug log names the weakest condition).
 """
 

@@ -9,7 +9,7 @@ from django.urls import path
 from django.utils.html import format_html, format_html_join
 
 from sessions_api.models import Mode, SessionEvent, Status, VerificationSession
-from sessions_api.selectors import SessionNotFound, session_get_for_tenant
+from sessions_api.selectors import SessionNotFound, session_get
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
@@ -131,7 +131,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
             return HttpResponseNotAllowed(["GET"])
         try:
             # The API's own read: an open session past its expiry is shown (and recorded) as expired.
-            session = session_get_for_tenant(tenant=current_tenant(request), session_id=object_id)
+            session = session_get(session_id=object_id, tenant=current_tenant(request))
         except SessionNotFound:
             raise Http404("No such session.") from None
         request.dashboard_nav = self.nav_section

@@ -3,8 +3,6 @@ from django.conf import settings
 from django.core import signing
 from django.utils import timezone
 
-from sessions_api.models import VerificationSession
-
 COOKIE_NAME = "av_flow"
 COOKIE_SALT = "ageverify.flow.session"
 COOKIE_PATH = "/flow/"
@@ -12,7 +10,7 @@ COOKIE_PATH = "/flow/"
 _SIGNATURE_MAX_AGE = 8 * 24 * 3600
 
 
-def flow_cookie_set(response, session: VerificationSession) -> None:
+def flow_cookie_set(response, session) -> None:
     remaining = int((session.expires_at - timezone.now()).total_seconds())
     response.set_signed_cookie(
         COOKIE_NAME, session.id, salt=COOKIE_SALT, max_age=max(remaining, 1), path=COOKIE_PATH,

@@ -24,6 +24,8 @@ ERRORS = {
              "For your security this form could not be sent: the page was open for too long or cookies are "
              "blocked. Reload the page and try again."),
     "not_found": (404, "Page not found", "There is no page at this address."),
+    "too_many_uploads": (429, "Too many uploads",
+                         "Pictures were sent too often in a short time. Wait a minute, then go back and try again."),
     "unavailable": (503, "Temporarily unavailable",
                     "The verification service is busy right now. Please try again in a minute."),
 }

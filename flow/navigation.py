@@ -5,10 +5,9 @@ from functools import wraps
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
-from sessions_api.analysis import retake_message
-from sessions_api.models import Mode, Status, VerificationSession
-from sessions_api.problems import is_backend_outage
-from sessions_api.state_machine import session_expire_if_due
+from sessions_api.api.problems import is_backend_outage
+from sessions_api.choices import Mode, Status
+from sessions_api.selectors import SessionNotFound, session_get, session_retake_message
 
 from .cookie import flow_cookie_session_id
 from .errors import error_page
@@ -23,7 +22,7 @@ class SeeOther(HttpResponseRedirect):
     status_code = 303
 
 
-def page_url_for(session: VerificationSession) -> str:
+def page_url_for(session) -> str:
     """The page for the session's current status; every flow view defers to this."""
     status = session.status
     if status in (Status.APPROVED, Status.DENIED):
@@ -36,20 +35,20 @@ def page_url_for(session: VerificationSession) -> str:
         return reverse("flow:document")
     # Sent back without an attempt counted (the analysis never came): the user has consented already,
     # and the selfie page shows why they are asked again.
-    if session.selfie_attempts or retake_message(session):
+    if session.selfie_attempts or session_retake_message(session):
         return reverse("flow:selfie")
     return reverse("flow:consent")
 
 
-def flow_session(request) -> VerificationSession | None:
-    """The session the cookie names, finalized as expired first if its time is up."""
+def flow_session(request):
+    """The session the cookie names (finalized as expired first if its time is up), or None."""
     session_id = flow_cookie_session_id(request)
     if not session_id:
         return None
-    session = VerificationSession.objects.select_related("tenant").filter(pk=session_id).first()
-    if session is not None and not session.is_final:
-        session = session_expire_if_due(session)
-    return session
+    try:
+        return session_get(session_id=session_id)
+    except SessionNotFound:
+        return None
 
 
 def outage_safe(view):

@@ -4,7 +4,7 @@ import io
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 
-from checks.images import MAX_BYTES
+from sessions_api.submission import MAX_IMAGE_BYTES
 
 MESSAGE_FILE_TOO_LARGE = "A picture is larger than 10 MB. Take a new picture or choose a smaller one."
 MESSAGE_TOO_MANY_FILES = "Too many pictures were sent. Please start again."
@@ -20,7 +20,7 @@ class MemoryOnlyUploadHandler(FileUploadHandler):
     not reach the disk (CONTRACT 3), so this handler replaces them for the flow's upload views.
     """
 
-    def __init__(self, request=None, *, max_files: int, max_total_bytes: int, max_file_bytes: int = MAX_BYTES):
+    def __init__(self, request=None, *, max_files: int, max_total_bytes: int, max_file_bytes: int = MAX_IMAGE_BYTES):
         super().__init__(request)
         self.max_files = max_files
         self.max_file_bytes = max_file_bytes

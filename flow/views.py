@@ -19,60 +19,35 @@ Decisions worth knowing:
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from checks.images import MAX_BYTES as MAX_IMAGE_BYTES
-from sessions_api.analysis import (
+from sessions_api.choices import Mode, Reason, Status
+from sessions_api.decision import MAX_ATTEMPTS
+from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
+from sessions_api.sandbox import sandbox_advance
+from sessions_api.selectors import session_face_path_on, session_get, session_retake_message
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel
+from sessions_api.submission import (
     CAUSE_FACE_PATH_OFF,
     MAX_FRAMES_PER_STEP,
+    MAX_IMAGE_BYTES,
     SubmissionRejected,
     document_path_choose,
     document_submit,
-    retake_message,
     selfie_challenge_issue,
     selfie_submit,
 )
-from sessions_api.decision import MAX_ATTEMPTS
-from sessions_api.models import Mode, Reason, Status
-from sessions_api.sandbox import sandbox_advance
-from sessions_api.selectors import session_face_path_on
-from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 
 from .cookie import flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
-from .link import LinkRejected, flow_link_validate
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
-from .uploads import (
-    MESSAGE_REQUEST_TOO_LARGE,
-    read_files,
-    request_too_large,
-    upload_rejection,
-    use_memory_uploads,
-)
+from .texts import DENIAL_MESSAGES, INSTRUCTIONS, MESSAGE_NO_DOCUMENT_PICTURE, SANDBOX_OUTCOMES
+from .upload_step import UploadStep, upload_step_view
+from .uploads import read_files
 
 OPEN = (Status.INITIATED, Status.PROCESSING, Status.REQUIRES_DOC)
-INSTRUCTIONS = {
-    "left": "Turn your head slowly to your left",
-    "right": "Turn your head slowly to your right",
-    "center": "Look straight at the camera",
-}
-DENIAL_MESSAGES = {
-    Reason.CANCELLED: "You cancelled the verification.",
-    Reason.EXPIRED: "The time for this verification ran out.",
-    Reason.LIVENESS_FAILED: "We could not confirm that a live person took the selfie.",
-    Reason.ATTEMPTS_EXCEEDED: "We could not use the pictures after several attempts.",
-    Reason.DOCUMENT_INVALID: "We could not validate the document.",
-    Reason.DOCUMENT_EXPIRED: "The document has expired.",
-    Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
-}
-SANDBOX_OUTCOMES = {
-    Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),
-                       ("denied", "Deny (liveness failed)"), ("processing", "Stay in processing")],
-    Status.REQUIRES_DOC: [("approved", "Approve (document)"), ("denied", "Deny (underage document)"),
-                          ("processing", "Stay in processing")],
-}
 # A challenge has 4 steps (checks.liveness: 3 moves, then "center"). Camera frames are ~50 KB each;
 # the no-camera fallback sends one photo per step, each up to the 10 MB every picture may have.
 SELFIE_STEPS = 4
@@ -81,7 +56,7 @@ SELFIE_MAX_BYTES = SELFIE_STEPS * MAX_IMAGE_BYTES
 
 
 def _reloaded(session):
-    return session.__class__.objects.select_related("tenant").get(pk=session.pk)
+    return session_get(session_id=session.id)
 
 
 def _context(session, **extra):
@@ -93,8 +68,8 @@ def _context(session, **extra):
 @outage_safe
 def start(request):
     try:
-        session = flow_link_validate(request.GET)
-    except LinkRejected as rejected:
+        session = flow_link_verify(request.GET)
+    except FlowLinkRejected as rejected:
         return error_page(request, rejected.kind, session=rejected.session)
     response = flow_headers(SeeOther(reverse("flow:consent")))
     flow_cookie_set(response, session)
@@ -120,43 +95,28 @@ def _selfie_page(request, session, *, error=None, status=200):
               "field": f"frame_{index}_{step}"} for index, step in enumerate(session.liveness_challenge)]
     return render(request, "flow/selfie.html", _context(
         session, steps=steps, challenge=",".join(session.liveness_challenge), error=error,
-        retake=None if error else retake_message(session),
+        retake=None if error else session_retake_message(session),
         attempt=session.selfie_attempts + 1, max_attempts=MAX_ATTEMPTS,
     ), status=status)
 
 
-@csrf_exempt  # the upload handler must be set before anything reads the body; CSRF is checked just after
-def selfie(request):
-    if request.method == "POST":
-        if request_too_large(request, max_total_bytes=SELFIE_MAX_BYTES):
-            return _reject_before_reading(request, _selfie_too_large)
-        handler = use_memory_uploads(request, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES)
-        return _selfie_post(request, handler=handler)
-    return _selfie_get(request)
+def _selfie_submit(request, session):
+    challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
+    frames_by_step = [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
+    selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
 
 
-@require_GET
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_get(request, session):
+def _selfie_prepare(session):
     if not session_face_path_on(session):
         return _document_first(session)
     selfie_challenge_issue(session=session)
-    return _selfie_page(request, session)
+    return None
 
 
-@csrf_protect
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_post(request, session, *, handler):
-    rejected = upload_rejection(request, handler)
-    if rejected:
-        return _selfie_page(request, session, error=rejected, status=413)
-    challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
-    frames_by_step = [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
-    try:
-        selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
-    except SubmissionRejected as rejected:
-        return _selfie_page(request, session, error=rejected.message, status=rejected.status_code)
-    return SeeOther(reverse("flow:progress"))
+selfie = upload_step_view(UploadStep(
+    status=Status.INITIATED, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES,
+    page=_selfie_page, submit=_selfie_submit, prepare=_selfie_prepare,
+))
 
 
 @require_POST
@@ -197,59 +157,23 @@ def status(request, session):
 
 def _document_page(request, session, *, error=None, status=200):
     return render(request, "flow/document.html", _context(
-        session, error=error, retake=None if error else retake_message(session),
+        session, error=error, retake=None if error else session_retake_message(session),
         attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
         after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
     ), status=status)
 
 
-@csrf_exempt  # as for the selfie: memory-only uploads first, then the CSRF check
-def document(request):
-    if request.method == "POST":
-        if request_too_large(request, max_total_bytes=MAX_IMAGE_BYTES):
-            return _reject_before_reading(request, _document_too_large)
-        handler = use_memory_uploads(request, max_files=1, max_total_bytes=MAX_IMAGE_BYTES)
-        return _document_post(request, handler=handler)
-    return _document_get(request)
-
-
-@require_GET
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_get(request, session):
-    return _document_page(request, session)
-
-
-@csrf_protect
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_post(request, session, *, handler):
-    rejected = upload_rejection(request, handler)
-    if rejected:
-        return _document_page(request, session, error=rejected, status=413)
+def _document_submit(request, session):
     images = read_files(request, "document")
     if not images:
-        return _document_page(request, session, error="Choose or take a picture of your document first.", status=400)
-    try:
-        document_submit(session=session, image=images[0])
-    except SubmissionRejected as rejected:
-        return _document_page(request, session, error=rejected.message, status=rejected.status_code)
-    return SeeOther(reverse("flow:progress"))
+        raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
+    document_submit(session=session, image=images[0])
 
 
-@flow_page(Status.INITIATED, live_only=True)
-def _selfie_too_large(request, session):
-    return _selfie_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
-
-
-@flow_page(Status.REQUIRES_DOC, live_only=True)
-def _document_too_large(request, session):
-    return _document_page(request, session, error=MESSAGE_REQUEST_TOO_LARGE, status=413)
-
-
-def _reject_before_reading(request, page_view):
-    # Nothing changes on this answer, so it needs no CSRF check; the body is never read.
-    response = page_view(request)
-    response["Connection"] = "close"
-    return response
+document = upload_step_view(UploadStep(
+    status=Status.REQUIRES_DOC, max_files=1, max_total_bytes=MAX_IMAGE_BYTES,
+    page=_document_page, submit=_document_submit,
+))
 
 
 @csrf_protect

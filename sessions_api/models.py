@@ -4,34 +4,11 @@ from django.db import models
 from tenants.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
+from .choices import Mode, Reason, Status, Step
+
 
 def new_session_id() -> str:
     return prefixed_ulid("ses")
-
-
-class Status(models.TextChoices):
-    INITIATED = "initiated", "Initiated"
-    PROCESSING = "processing", "Processing"
-    REQUIRES_DOC = "requires_doc", "Requires document"
-    APPROVED = "approved", "Approved"
-    DENIED = "denied", "Denied"
-
-
-class Reason(models.TextChoices):
-    AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
-    DOCUMENT = "document", "Approved by document"
-    LIVENESS_FAILED = "liveness_failed", "Liveness failed"
-    DOCUMENT_INVALID = "document_invalid", "Document invalid"
-    DOCUMENT_EXPIRED = "document_expired", "Document expired"
-    UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
-    ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
-    CANCELLED = "cancelled", "Cancelled by the user"
-    EXPIRED = "expired", "Expired"
-
-
-class Mode(models.TextChoices):
-    LIVE = "live", "Live"
-    TEST = "test", "Test (sandbox)"
 
 
 class VerificationSession(models.Model):
@@ -44,11 +21,16 @@ class VerificationSession(models.Model):
     cancel_url = models.CharField(max_length=2048, blank=True)
     notification_url = models.CharField(max_length=2048, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.INITIATED)
+    # Selfie until the session is sent to the document step; only the state machine changes it.
+    step = models.CharField(max_length=8, choices=Step.choices, default=Step.SELFIE)
     reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
     token_hash = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
     selfie_attempts = models.PositiveSmallIntegerField(default=0)
     document_attempts = models.PositiveSmallIntegerField(default=0)
+    # Uploads refused before analysis (not a picture, too large, frames missing); bounded per session
+    # (sessions_api.submission.MAX_REFUSED_UPLOADS) so a refusal cannot be repeated for ever.
+    refused_uploads = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -101,7 +83,9 @@ class SessionEvent(models.Model):
     from_status = models.CharField(max_length=12, choices=Status.choices)
     to_status = models.CharField(max_length=12, choices=Status.choices)
     reason = models.CharField(max_length=20, choices=Reason.choices, blank=True)
-    cause = models.CharField(max_length=200)
+    cause = models.CharField(max_length=200)  # for operators: why the status changed
+    # For the user: why they are asked again (a retake), shown on the page of the step they are sent back to.
+    message = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

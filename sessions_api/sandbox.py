@@ -8,13 +8,12 @@ import datetime
 import math
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from checks.results import AgeReading
 
 from .age_assurance.policy import FaceRule, tenant_face_rule
-from .models import Mode, Reason, SessionEvent, Status, VerificationSession
+from .models import Mode, Reason, Status, Step, VerificationSession
 from .state_machine import Results, TransitionNotAllowed, session_transition
 
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
@@ -66,21 +65,11 @@ def _approving_estimate(rule: FaceRule) -> float:
     return estimated_age
 
 
-def _on_document_step(session: VerificationSession) -> bool:
-    """Whether the session is at (or analysing) the document step rather than the selfie step."""
-    if session.status == Status.REQUIRES_DOC:
-        return True
-    if session.status != Status.PROCESSING:
-        return False
-    entered = SessionEvent.objects.filter(session=session, to_status=Status.PROCESSING).order_by("-id").first()
-    return entered is not None and entered.from_status == Status.REQUIRES_DOC
-
-
 def _decision_step(session: VerificationSession, to: str, on_document: bool) -> dict:
     """The transition out of `processing` that a real analysis would have made for this outcome."""
     limit = session.age_limit
     if on_document:
-        counter = {"document_attempts": F("document_attempts") + 1}
+        counter = {"count_attempt": True}
         if to == Status.APPROVED:
             return {"to": to, "reason": Reason.DOCUMENT,
                     "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
@@ -91,9 +80,10 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool) -> 
         return {"to": to, **counter}  # requires_doc again: a document retake
     rule = tenant_face_rule(session.tenant, limit)
     if to == Status.APPROVED and not rule.face_path_on:
-        # The face path is off for this limit: a real session could only be approved by a document.
-        return _decision_step(session, to, on_document=True)
-    counter = {"selfie_attempts": F("selfie_attempts") + 1}
+        # The face path is off for this limit: a real session could only be approved by a document,
+        # and that attempt counts as the document step's.
+        return {**_decision_step(session, to, on_document=True), "step": Step.DOCUMENT}
+    counter = {"count_attempt": True}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.AGE_ESTIMATION,
                 "results": _selfie_results(rule, _approving_estimate(rule)), **counter}
@@ -113,7 +103,7 @@ def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced
         raise NotASandboxSession(session_id)
     if session.is_final:
         raise TransitionNotAllowed(f"{session_id} is already {session.status}")
-    on_document = _on_document_step(session)
+    on_document = session.step == Step.DOCUMENT
     if session.status == Status.PROCESSING:
         if to == Status.PROCESSING:
             raise TransitionNotAllowed(f"{session_id} is already processing")
@@ -124,6 +114,6 @@ def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced
         raise TransitionNotAllowed(f"{session_id} is already waiting for a document")
     else:
         steps = [{"to": Status.PROCESSING}, _decision_step(session, to, on_document)]
-    for step in steps:
-        session = session_transition(session_id=session_id, cause=cause, **step)
+    for transition in steps:
+        session = session_transition(session_id=session_id, cause=cause, **transition)
     return session

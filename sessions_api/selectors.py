@@ -1,4 +1,4 @@
-"""Reads on sessions: one by id (expired on read when due), as the API shows it, and its face path."""
+"""Reads on sessions: the one door to a session by id (expired on read), its API projection, retake message, face path."""
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -10,7 +10,7 @@ from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule
-from .models import AgeEstimationResult, DocumentResult, LivenessResult, VerificationSession
+from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, Status, VerificationSession
 from .state_machine import OPEN_STATUSES, session_expire_if_due
 
 
@@ -18,26 +18,38 @@ class SessionNotFound(Exception):
     pass
 
 
-def session_get_for_tenant(*, tenant: Tenant, session_id: str, mode: str | None = None) -> VerificationSession:
-    """The session, with its results; another tenant's session is indistinguishable from an unknown id.
+def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | None = None) -> VerificationSession:
+    """The session, with its tenant and results; an open session past its expiry is finalized first.
 
-    With `mode`, only a session of that mode is found: a live key never sees sandbox sessions, nor a
-    test key live ones, as two separate environments of one tenant.
+    With `tenant`, another tenant's session is indistinguishable from an unknown id. With `mode`,
+    only a session of that mode is found: a live key never sees sandbox sessions, nor a test key
+    live ones, as two separate environments of one tenant.
     """
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+    if tenant is not None:
+        sessions = sessions.filter(tenant=tenant)
     if mode is not None:
         sessions = sessions.filter(mode=mode)
     try:
-        session = sessions.get(tenant=tenant, pk=session_id)
+        session = sessions.get(pk=session_id)
     except VerificationSession.DoesNotExist:
-        raise SessionNotFound(session_id)
-    if session.expires_at is not None and not session.is_final:
-        expired = session_expire_if_due(session)
-        if expired is not session:
-            return session_get_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
+        raise SessionNotFound(session_id) from None
+    if not session.is_final and session_expire_if_due(session) is not session:
+        # Expired by this read (or finalized meanwhile): read it again, results and all.
+        session = sessions.get(pk=session_id)
     return session
+
+
+def session_retake_message(session: VerificationSession) -> str | None:
+    """The message of the retake that sent the session back to its current step, if that is how it got there."""
+    if session.status not in (Status.INITIATED, Status.REQUIRES_DOC):
+        return None
+    last = SessionEvent.objects.filter(session=session).order_by("-id").first()
+    if last is None or last.to_status != session.status or not last.message:
+        return None
+    return last.message
 
 
 @dataclass(frozen=True)
@@ -100,7 +112,7 @@ def _session_read_sql() -> str:
 
 
 def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> SessionRead:
-    """The session as the API shows it, under the same rules as `session_get_for_tenant`."""
+    """The session as the API shows it, in one query; the same rules as `session_get`, which does the expiry."""
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     with connection.cursor() as cursor:
@@ -112,7 +124,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         dict(zip(_SESSION_COLUMNS, row[:12])), row[12:])
     if session["status"] in OPEN_STATUSES and session["expires_at"] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
-        session_get_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
+        session_get(session_id=session_id, tenant=tenant, mode=mode)
         return session_read_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
     return SessionRead(
         **session,

@@ -1,14 +1,15 @@
-"""Writes on sessions that are not status changes: creating a session."""
+"""Writes on sessions that are not status changes: creating a session, purging old idempotency records."""
 import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from tenants.models import ApiKey, Tenant
 
-from .models import Mode, VerificationSession
+from .models import IdempotencyRecord, Mode, VerificationSession
 from .timestamps import truncate_to_ms
 
 
@@ -47,3 +48,9 @@ def session_create(
         expires_at=expires_at,
     )
     return CreatedSession(session=session, token=token)
+
+
+def idempotency_records_purge() -> int:
+    """Delete records past the replay window; they hold a (sealed) creation response, flow token included."""
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - settings.IDEMPOTENCY_TTL).delete()
+    return deleted

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from webhooks.services import delivery_enqueue
@@ -19,6 +20,7 @@ from .models import (
     Reason,
     SessionEvent,
     Status,
+    Step,
     VerificationSession,
 )
 from .timestamps import iso_ms
@@ -40,6 +42,9 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
 # The denials that may end a session outside `processing` (CONTRACT 3); any other is a decision on analysed data.
 ENDS_ANY_OPEN_SESSION = (Reason.CANCELLED, Reason.EXPIRED)
 APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT)
+# The step a session waiting in this status is on (in `processing` it keeps the step being analysed).
+STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
+ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
 EVENT_COMPLETED = "verification.completed"
 
 
@@ -65,6 +70,13 @@ def _check_reason(to: str, reason: str) -> None:
         raise ValueError("an open status carries no reason")
 
 
+def _check_step(to: str, step: str, message: str) -> None:
+    if to in STEP_OF_STATUS and step != STEP_OF_STATUS[to]:
+        raise ValueError(f"{to} is the {STEP_OF_STATUS[to]} step, not the {step} step")
+    if message and to not in STEP_OF_STATUS:
+        raise ValueError("a message is for a user sent back to a step")
+
+
 @transaction.atomic
 def session_transition(
     *,
@@ -74,12 +86,18 @@ def session_transition(
     reason: str = "",
     expected_from: tuple[str, ...] | None = None,
     results: Results | None = None,
-    **counters,
+    step: str | None = None,
+    count_attempt: bool = False,
+    message: str = "",
 ) -> VerificationSession:
     """Move a session to `to`, or raise TransitionNotAllowed if its current status does not allow it.
 
     `expected_from` narrows the allowed origins (a worker deciding a selfie expects `processing`).
-    `counters` are extra column updates applied in the same UPDATE, e.g. `selfie_attempts=F(...) + 1`.
+    `step` is the step the session is on afterwards: by default the one `to` belongs to (initiated:
+    selfie, requires_doc: document), else unchanged (processing keeps the step being analysed).
+    `count_attempt` counts, in the same UPDATE, an attempt of the step `step` names or, without it, of
+    the step the session was on (the one just analysed). `message`
+    tells the user sent back to a step why (a retake); `cause` tells the operator.
     """
     _check_reason(to, reason)
     allowed = ALLOWED_FROM[to]
@@ -92,12 +110,20 @@ def session_transition(
     if locked is None:
         raise TransitionNotAllowed(f"{session_id}: no transition to {to} from its current status")
     from_status = locked.status
-    updates = {"status": to, "reason": reason, "updated_at": now, **counters}
+    counted_step = step or locked.step
+    step = step or STEP_OF_STATUS.get(to) or locked.step
+    _check_step(to, step, message)
+    updates = {"status": to, "reason": reason, "updated_at": now, "step": step}
+    if count_attempt:
+        counter = ATTEMPT_COUNTER[counted_step]
+        updates[counter] = F(counter) + 1
     if to in FINAL_STATUSES:
         updates["finalized_at"] = now
     VerificationSession.objects.filter(pk=session_id, status=from_status).update(**updates)
     session = VerificationSession.objects.select_related("tenant").get(pk=session_id)
-    SessionEvent.objects.create(session=session, from_status=from_status, to_status=to, reason=reason, cause=cause)
+    SessionEvent.objects.create(
+        session=session, from_status=from_status, to_status=to, reason=reason, cause=cause, message=message
+    )
     if results is not None:
         _store_results(session, results)
     if to in FINAL_STATUSES:

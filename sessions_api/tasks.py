@@ -3,9 +3,9 @@ import base64
 
 from celery import shared_task
 
-from . import analysis
+from . import analysis, watchdog
 from .analysis import ANALYSIS_TASK_EXPIRES
-from .idempotency import idempotency_records_purge as _idempotency_records_purge
+from .services import idempotency_records_purge as _idempotency_records_purge
 from .state_machine import sessions_expire_due as _sessions_expire_due
 
 
@@ -21,7 +21,7 @@ def idempotency_records_purge() -> int:
 
 @shared_task(name="sessions_api.tasks.stuck_analyses_release")
 def stuck_analyses_release() -> int:
-    return analysis.stuck_analyses_release()
+    return watchdog.stuck_analyses_release()
 
 
 # --- analysis of selfies and documents (sessions_api.analysis) ---

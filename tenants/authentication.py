@@ -30,7 +30,7 @@ class ApiClient:
 
 def _refuse_if_over_limit(request) -> None:
     """A caller without a valid key is limited per client address: 429 instead of 401 past its budget."""
-    from sessions_api.rate_limit import unauthenticated_request_refused
+    from sessions_api.api.rate_limit import unauthenticated_request_refused
 
     refused = unauthenticated_request_refused(request)
     if refused is not None:

@@ -1,48 +1,27 @@
-"""Shared fixtures: tenants with real keys, and an API client that speaks JSON with a key."""
+"""Shared fixtures: tenants with real keys, API clients, a Celery worker and the HTTPS webhook receiver."""
 import json
 
 import pytest
 import redis
 from django.conf import settings
-from django.test import Client
 
 from tenants.services import tenant_create
+from tests.support.api_client import ApiClient
+from tests.support.receiver import WebhookReceiver, make_tls_files
 
 
 @pytest.fixture(autouse=True)
-def _clean_redis():
-    """Each test starts with an empty rate-limit store in the test Redis database."""
-    if settings.REDIS_URL:
+def _clean_redis(request):
+    """Each test of the service starts with an empty test Redis database (rate limits, broker, cache).
+
+    Pure tests (the checks: no database) need no Redis at all.
+    """
+    uses_service = request.node.get_closest_marker("django_db") or {"db", "transactional_db"} & set(
+        request.fixturenames
+    )
+    if uses_service and settings.REDIS_URL:
         redis.Redis.from_url(settings.REDIS_URL).flushdb()
     yield
-
-
-class ApiClient:
-    """Calls the partner API the way a partner backend does: JSON bodies, an X-API-Key header."""
-
-    def __init__(self, api_key: str | None):
-        self.api_key = api_key
-        self.client = Client()
-
-    def _headers(self, extra):
-        headers = {}
-        if self.api_key is not None:
-            headers["X-API-Key"] = self.api_key
-        headers.update(extra or {})
-        return headers
-
-    def post(self, path, body=None, *, raw: bytes | str | None = None, content_type="application/json", headers=None):
-        data = raw if raw is not None else json.dumps(body if body is not None else {})
-        return self.client.post(path, data=data, content_type=content_type, headers=self._headers(headers))
-
-    def get(self, path, headers=None):
-        return self.client.get(path, headers=self._headers(headers))
-
-    def create_session(self, **fields):
-        body = {"subject": "user-42", "age_limit": 18, **fields}
-        response = self.post("/v1/sessions", body)
-        assert response.status_code == 201, response.content
-        return response.json()["session"]
 
 
 @pytest.fixture
@@ -86,18 +65,27 @@ def celery_worker(transactional_db):
     gc.collect()
 
 
-def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.05):
-    """Poll `predicate` until it returns something truthy; fail the test after `timeout` seconds."""
-    import time
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory):
+    """The receiver's throwaway CA and certificate (`.ca_bundle` is what the sender must trust)."""
+    return make_tls_files(tmp_path_factory.mktemp("webhook-tls"))
 
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(interval)
+
+@pytest.fixture(scope="session")
+def _receiver_server(tls_files):
+    server = WebhookReceiver(tls_files)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def receiver(_receiver_server, settings, tls_files):
+    """A real HTTPS partner endpoint on loopback, emptied, that the webhook sender may reach and trusts."""
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+    settings.WEBHOOK_CA_BUNDLE = str(tls_files.ca_bundle)
+    _receiver_server.reset()
+    yield _receiver_server
+    _receiver_server.reset()
 
 
 @pytest.fixture

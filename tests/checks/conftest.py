@@ -1,19 +1,8 @@
 """Fixtures for the checks tests: real photos from scikit-image, encoded in memory."""
 
-from __future__ import annotations
-
-import io
-
-import numpy as np
 import pytest
-from PIL import Image
 
-
-def jpeg(pixels: np.ndarray | Image.Image, quality: int = 92) -> bytes:
-    image = pixels if isinstance(pixels, Image.Image) else Image.fromarray(pixels)
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="JPEG", quality=quality)
-    return buffer.getvalue()
+from tests.support.pictures import jpeg
 
 
 @pytest.fixture(scope="session")

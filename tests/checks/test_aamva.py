@@ -7,7 +7,7 @@ import datetime
 import pytest
 
 from checks.aamva import AamvaFormatError, parse_aamva
-from tests.fixtures.documents import aamva_payload
+from tests.support.documents import aamva_payload
 
 
 def test_usa_dates_are_month_day_year():

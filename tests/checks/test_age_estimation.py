@@ -12,7 +12,7 @@ from skimage import data
 from checks import faces
 from checks.age import estimate_age, expected_age
 from checks.results import AgeReading, Retake
-from tests.checks.conftest import jpeg
+from tests.support.pictures import jpeg
 
 
 def _distribution(mass_by_age: dict[int, float]) -> np.ndarray:

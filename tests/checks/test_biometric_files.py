@@ -19,7 +19,7 @@ from checks.age import estimate_age
 from checks.document import read_document
 from checks.liveness import check_liveness
 from checks.results import DocumentData, Retake
-from tests.fixtures.documents import encode, mrz_card, td1_lines
+from tests.support.documents import encode, mrz_card, td1_lines
 
 TODAY = datetime.date(2026, 11, 22)
 

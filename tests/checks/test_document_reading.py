@@ -9,7 +9,7 @@ from PIL import Image
 
 from checks.document import read_document
 from checks.results import DocumentData, Retake
-from tests.fixtures.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
+from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
 
 TODAY = datetime.date(2026, 11, 22)
 

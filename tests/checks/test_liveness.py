@@ -1,4 +1,4 @@
-"""checks.liveness on synthetic head turns made from a real face (tests/fixtures/faces.py)."""
+"""checks.liveness on synthetic head turns made from a real face (tests/support/faces.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from checks import liveness
 from checks.head_pose import head_yaw
 from checks.liveness import CHALLENGE_STEPS, challenge_new, check_liveness, frontal_frame
 from checks.results import Liveness, Retake
-from tests.fixtures.faces import add_noise, astronaut_portrait, challenge_frames, encode, still_frames
+from tests.support.faces import add_noise, astronaut_portrait, challenge_frames, encode, still_frames
 
 CHALLENGE = ["left", "center", "right", "center"]
 OTHER_ORDER = ["right", "center", "left", "center"]

@@ -37,23 +37,3 @@ def rival(db):
     membership_add(tenant=onboarded.tenant, user=user)
     return onboarded
 
-
-@pytest.fixture(scope="session")
-def _webhook_receiver_server(tmp_path_factory):
-    from tests.webhooks.receiver import WebhookReceiver, make_tls_files
-
-    tls = make_tls_files(tmp_path_factory.mktemp("dashboard-webhook-tls"))
-    server = WebhookReceiver(tls)
-    server.tls = tls
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def receiver(_webhook_receiver_server, settings):
-    """A real HTTPS partner endpoint on loopback that the webhook sender is allowed to reach and trusts."""
-    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
-    settings.WEBHOOK_CA_BUNDLE = str(_webhook_receiver_server.tls.ca_bundle)
-    _webhook_receiver_server.reset()
-    yield _webhook_receiver_server
-    _webhook_receiver_server.reset()

@@ -3,7 +3,7 @@ import re
 
 from django.test import Client
 
-from tests.dashboard.conftest import PASSWORD
+from tests.factories import PASSWORD
 from tests.factories import UserFactory
 
 

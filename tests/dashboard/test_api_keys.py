@@ -5,7 +5,7 @@ import pytest
 
 from dashboard.models import AuditLogEntry
 from tenants.models import ApiKey
-from tests.conftest import ApiClient
+from tests.support.api_client import ApiClient
 
 
 def _generate(dashboard, mode="live", label="backend"):

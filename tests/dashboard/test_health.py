@@ -5,7 +5,7 @@ The machine's PostgreSQL and Redis stay up: outages are simulated by pointing th
 import pytest
 from django.test import Client
 
-from tests.outages import broker_unreachable, database_unreachable
+from tests.support.outages import broker_unreachable, database_unreachable
 
 
 def test_healthz_answers_without_touching_the_database_or_the_broker(db):

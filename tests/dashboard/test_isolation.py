@@ -6,8 +6,8 @@ import pytest
 
 from dashboard.models import AuditLogEntry
 from dashboard.services import Actor, dashboard_webhook_secret_reveal
-from tests.conftest import ApiClient
-from tests.dashboard.builders import delivery_with_attempt, finished_session
+from tests.factories import delivery_with_attempt, finished_session
+from tests.support.api_client import ApiClient
 
 
 @pytest.fixture

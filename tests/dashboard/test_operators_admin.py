@@ -7,7 +7,7 @@ from dashboard.models import AuditLogEntry
 from dashboard.services import Actor, dashboard_webhook_secret_rotate
 from tenants.models import Tenant
 from tenants.selectors import webhook_signing_secrets
-from tests.dashboard.builders import delivery_with_attempt
+from tests.factories import delivery_with_attempt
 
 
 @pytest.fixture

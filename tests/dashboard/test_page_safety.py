@@ -4,7 +4,8 @@ import re
 import pytest
 
 from sessions_api.state_machine import session_cancel
-from webhooks.models import WebhookAttempt, WebhookDelivery
+from tests.factories import WebhookAttemptFactory
+from webhooks.models import WebhookDelivery
 
 HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "'</title><svg onload=alert(3)>"]
 
@@ -18,8 +19,7 @@ def hostile_pages(dashboard, api, onboarded):
         session_cancel(session_id=session["sessionId"])
         session_ids.append(session["sessionId"])
     delivery = WebhookDelivery.objects.get(subject_ref=session_ids[0])
-    WebhookAttempt.objects.create(delivery=delivery, number=1, status_code=500, latency_ms=9,
-                                  error=HOSTILE[1], response_excerpt=HOSTILE[0])
+    WebhookAttemptFactory(delivery=delivery, latency_ms=9, error=HOSTILE[1], response_excerpt=HOSTILE[0])
     dashboard.post("/dashboard/keys/generate/", {"mode": "live", "label": HOSTILE[1][:100]})
     paths = ["/dashboard/", "/dashboard/?usage=test", "/dashboard/sessions/", "/dashboard/webhooks/",
              "/dashboard/audit-log/", f"/dashboard/sessions/?q={HOSTILE[0]}", f"/dashboard/audit-log/?q={HOSTILE[1]}",

@@ -5,8 +5,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from sessions_api.models import VerificationSession
-from tests.dashboard.builders import delivery_with_attempt, finished_session
+from tests.factories import delivery_with_attempt, finished_session, session_created_days_ago, session_past_expiry
 
 
 def _listed_ids(response) -> list[str]:
@@ -15,7 +14,7 @@ def _listed_ids(response) -> list[str]:
 
 
 def _created_days_ago(session, days):
-    VerificationSession.objects.filter(pk=session.pk).update(created_at=timezone.now() - timedelta(days=days))
+    session_created_days_ago(session.pk, days)
 
 
 def test_the_list_shows_the_tenants_sessions_newest_first_with_status_badges(dashboard, onboarded):
@@ -110,7 +109,7 @@ def test_the_detail_page_shows_results_history_with_causes_and_webhook_attempts(
 
 def test_opening_an_open_session_past_its_expiry_shows_it_expired(dashboard, onboarded):
     session = finished_session(onboarded.tenant, status="initiated")
-    VerificationSession.objects.filter(pk=session.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    session_past_expiry(session.pk)
 
     page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
 

@@ -4,9 +4,9 @@ import logging
 import pytest
 from django.test import Client
 
-from tests.conftest import wait_until
-from tests.dashboard.conftest import PASSWORD
+from tests.factories import PASSWORD
 from tests.factories import UserFactory
+from tests.support.waiting import wait_until
 
 LOCKED = b"Too many failed sign-in attempts"
 ATTACKER = "203.0.113.7"

@@ -7,7 +7,7 @@ from django.test import Client
 from dashboard.models import AuditLogEntry
 from tenants.models import Membership
 from tenants.services import membership_add
-from tests.dashboard.builders import finished_session
+from tests.factories import finished_session
 
 
 def _shown_tenant_id(client) -> str:

@@ -1,16 +1,13 @@
 """The usage panel: sessions per day by final status over 30 days, drawn as SVG, and the approval rate."""
 import re
-from datetime import timedelta
 
-from django.utils import timezone
 
 from dashboard.charts import nice_step
-from sessions_api.models import VerificationSession
-from tests.dashboard.builders import finished_session
+from tests.factories import finished_session, session_created_days_ago
 
 
 def _on_day(session, days_ago):
-    VerificationSession.objects.filter(pk=session.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
+    session_created_days_ago(session.pk, days_ago)
 
 
 def test_the_panel_counts_each_days_sessions_by_final_status_and_the_approval_rate(dashboard, onboarded):

@@ -8,7 +8,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from dashboard.models import AuditLogEntry
 from tenants.models import Tenant
-from tests.dashboard.builders import delivery_with_attempt, finished_session
+from tests.factories import delivery_with_attempt, finished_session
 from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 

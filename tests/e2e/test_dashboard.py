@@ -3,16 +3,13 @@
 Screenshots of the home and sessions pages go to test-artifacts/ (dashboard-*.png).
 """
 import re
-from datetime import timedelta
 
 import pytest
 import requests
-from django.utils import timezone
 from playwright.sync_api import expect
 
-from sessions_api.models import VerificationSession
 from tenants.services import membership_add
-from tests.dashboard.builders import finished_session
+from tests.factories import finished_session, session_created_days_ago
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.e2e
@@ -30,7 +27,7 @@ def staff(onboarded):
     membership_add(tenant=onboarded.tenant, user=user)
     for days_ago, status in HISTORY:
         session = finished_session(onboarded.tenant, status=status)
-        VerificationSession.objects.filter(pk=session.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
+        session_created_days_ago(session.pk, days_ago)
     return user
 
 

@@ -26,9 +26,9 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import FAKE_CAMERA_ARGS, PHONE
-from tests.fixtures.camera import SCRIPTED_CAMERA_JS, data_url, still_y4m
-from tests.fixtures.documents import aamva_payload, encode, pdf417_card
-from tests.fixtures.faces import astronaut_portrait, challenge_frames
+from tests.support.camera import SCRIPTED_CAMERA_JS, data_url, still_y4m
+from tests.support.documents import aamva_payload, encode, pdf417_card
+from tests.support.faces import astronaut_portrait, challenge_frames
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -52,7 +52,7 @@ def clocked_page(browser, init_script: str | None = None):
 
 @pytest.fixture
 def scripted_page(browser):
-    """A page whose camera is the scripted one (tests.fixtures.camera)."""
+    """A page whose camera is the scripted one (tests.support.camera)."""
     page = clocked_page(browser, SCRIPTED_CAMERA_JS)
     yield page
     page.context.close()

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 
 from sessions_api.models import VerificationSession, new_session_id
-from tests.conftest import ApiClient
-from tests.outages import database_unreachable
-from tests.sessions_api.assertions import assert_problem
+from tests.support.api_client import ApiClient
+from tests.support.assertions import assert_problem
+from tests.support.outages import database_unreachable
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,7 +60,7 @@ def test_the_api_answers_again_once_the_database_is_back(onboarded):
 
 def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
     # Authentication succeeds on a live connection; the write that follows finds the server gone.
-    from sessions_api import api as api_module
+    from sessions_api.api import views as api_module
 
     real_create = api_module.session_create
 

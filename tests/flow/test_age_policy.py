@@ -6,9 +6,8 @@ import pytest
 from checks.age import estimate_age
 from checks.liveness import frontal_frame
 from sessions_api.models import SessionEvent
-from tests.fixtures.faces import challenge_frames
-from tests.flow.conftest import open_flow
-from tests.flow.test_pipeline import analysed, post_selfie
+from tests.support.faces import challenge_frames
+from tests.support.flow import analysed, open_flow, post_selfie
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
 

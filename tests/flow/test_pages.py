@@ -1,14 +1,13 @@
 """The flow's pages: each follows the session's status, cancel finalizes, CSRF guards every POST, errors are friendly."""
 import re
-from datetime import timedelta
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
-from sessions_api.models import SessionEvent, VerificationSession
+from sessions_api.models import SessionEvent
 from sessions_api.state_machine import session_transition
-from tests.flow.conftest import open_flow
+from tests.factories import session_past_expiry
+from tests.support.flow import open_flow
 
 
 def csrf_token_of(response) -> str:
@@ -166,8 +165,7 @@ def test_no_camera_leads_to_the_document_step(live_visitor):
 
 
 def test_an_expired_session_shows_the_expired_result(live_visitor):
-    VerificationSession.objects.filter(pk=live_visitor.session_id).update(
-        expires_at=timezone.now() - timedelta(seconds=1))
+    session_past_expiry(live_visitor.session_id)
 
     response = live_visitor.client.get("/flow/", follow=True)
 

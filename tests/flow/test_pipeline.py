@@ -1,7 +1,7 @@
 """The analysis pipeline end to end: flow upload -> Celery worker -> real checks -> decision -> stored numbers only.
 
 These run the real checks (face engine, liveness, document reader) in a real in-thread Celery
-worker on the real Redis broker, with synthetic faces and documents from tests/fixtures.
+worker on the real Redis broker, with synthetic faces and documents from tests/support.
 """
 import base64
 import datetime
@@ -15,14 +15,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 from PIL import Image
 
-from sessions_api.models import SessionEvent, VerificationSession
-from tests.conftest import wait_until
-from tests.fixtures.documents import aamva_payload, encode, pdf417_card
-from tests.fixtures.faces import challenge_frames, still_frames
-from tests.flow.conftest import open_flow
+from sessions_api.models import SessionEvent
+from tests.factories import session_past_expiry
+from tests.support.documents import aamva_payload, encode, pdf417_card
+from tests.support.faces import challenge_frames, still_frames
+from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_selfie
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
-ANALYSIS_TIMEOUT = 90
 
 
 @pytest.fixture
@@ -62,28 +62,6 @@ def broker_holds(needle: bytes) -> bool:
         if any(needle in (value or b"") for value in values):
             return True
     return False
-
-
-def post_selfie(visitor, frames_for, frames_per_step=3):
-    """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
-    visitor.client.get("/flow/selfie")
-    challenge = visitor.session.liveness_challenge
-    frames = frames_for(challenge)
-    form = {"challenge": ",".join(challenge)}
-    for index, step in enumerate(challenge):
-        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
-        assert {label for label, _ in step_frames} == {step}
-        form[f"frame_{index}_{step}"] = [
-            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
-        ]
-    response = visitor.client.post("/flow/selfie", form)
-    assert response.status_code == 303, response.content.decode()
-    return frames
-
-
-def analysed(visitor) -> VerificationSession:
-    wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
-    return visitor.session
 
 
 def not_a_face(challenge):
@@ -230,7 +208,7 @@ def test_a_session_that_expires_while_its_selfie_waits_for_analysis_ends_expired
     age_policy_file({10: 12.0})  # the face would otherwise be approved
     visitor = open_flow(api, age_limit=10)
     post_selfie(visitor, challenge_frames)
-    VerificationSession.objects.filter(pk=visitor.session_id).update(expires_at=timezone.now())
+    session_past_expiry(visitor.session_id, ago=datetime.timedelta(0))
 
     run_the_queued_analysis()
 

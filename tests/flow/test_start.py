@@ -1,15 +1,14 @@
 """GET /flow/start: the partner's verification link is checked (signature, expiry, token, tenant) and swapped for a cookie."""
-from datetime import timedelta
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
 from sessions_api.flow_link import flow_signature
 from sessions_api.models import VerificationSession
 from sessions_api.timestamps import iso_ms
-from tests.flow.conftest import start_path
+from tests.factories import session_past_expiry
+from tests.support.flow import start_path
 
 
 def link_params(created: dict) -> dict:
@@ -113,7 +112,7 @@ def test_another_tenants_id_is_refused_even_with_a_matching_signature(api):
 
 def test_an_expired_link_is_gone_and_the_session_is_finalized_as_expired(api):
     created = api.create_session()
-    VerificationSession.objects.filter(pk=created["sessionId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    session_past_expiry(created["sessionId"])
     session = VerificationSession.objects.get(pk=created["sessionId"])
     # The expiry is part of what is signed, so the still-valid link is re-signed for the stored value.
     params = resigned(link_params(created), session)
@@ -125,7 +124,7 @@ def test_an_expired_link_is_gone_and_the_session_is_finalized_as_expired(api):
 
 def test_the_signature_is_checked_before_the_expiry(api):
     created = api.create_session()
-    VerificationSession.objects.filter(pk=created["sessionId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    session_past_expiry(created["sessionId"])
     params = {**link_params(created), "signature": "x" * 43}
 
     assert_friendly(get_start(params), 403, "This link is not valid")
@@ -159,7 +158,7 @@ def test_start_answers_get_only(api):
 
 def test_an_expired_link_offers_the_way_back_to_the_cancel_url(api):
     created = api.create_session(cancel_url="https://shop.example.com/cancel")
-    VerificationSession.objects.filter(pk=created["sessionId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    session_past_expiry(created["sessionId"])
     params = resigned(link_params(created), VerificationSession.objects.get(pk=created["sessionId"]))
 
     response = get_start(params)

@@ -7,15 +7,15 @@ returns sessions stuck in `processing` past that lifetime (plus a margin) to the
 from datetime import timedelta
 
 from django.conf import settings
-from django.utils import timezone
 
 from ageverify.celery import app
-from sessions_api.analysis import ANALYSIS_TASK_EXPIRES, STUCK_ANALYSIS_MARGIN
-from sessions_api.models import VerificationSession
+from sessions_api.analysis import ANALYSIS_TASK_EXPIRES
 from sessions_api.state_machine import session_transition
 from sessions_api.tasks import stuck_analyses_release
-from tests.flow.conftest import open_flow
-from tests.flow.test_uploads import jpeg, post_document, selfie_form
+from sessions_api.watchdog import STUCK_ANALYSIS_MARGIN
+from tests.factories import session_past_expiry, session_processing_for
+from tests.support.flow import open_flow
+from tests.support.uploads import jpeg, post_document, selfie_form
 
 MESSAGE = "We could not check your pictures in time. This attempt does not count."
 STUCK_FOR = timedelta(seconds=ANALYSIS_TASK_EXPIRES + STUCK_ANALYSIS_MARGIN + 1)
@@ -24,7 +24,7 @@ STUCK_FOR = timedelta(seconds=ANALYSIS_TASK_EXPIRES + STUCK_ANALYSIS_MARGIN + 1)
 def lose_the_analysis(visitor, *, processing_for: timedelta = STUCK_FOR):
     """The broker forgets the queued task, and the session has been in processing for `processing_for`."""
     app.control.purge()
-    VerificationSession.objects.filter(pk=visitor.session_id).update(updated_at=timezone.now() - processing_for)
+    session_processing_for(visitor.session_id, processing_for)
 
 
 def submit_selfie(visitor):
@@ -95,7 +95,7 @@ def test_a_sandbox_session_parked_in_processing_is_left_alone(sandbox_api):
 def test_a_stuck_session_past_its_expiry_is_left_to_expire_as_denied(live_visitor, api):
     submit_selfie(live_visitor)
     lose_the_analysis(live_visitor)
-    VerificationSession.objects.filter(pk=live_visitor.session_id).update(expires_at=timezone.now())
+    session_past_expiry(live_visitor.session_id, ago=timedelta(0))
 
     assert stuck_analyses_release() == 0
 

@@ -1,43 +1,8 @@
 """Selfie and document uploads: capped, sniffed, bombs refused, kept off disk, and only then sent to analysis."""
-import functools
-import io
-import struct
-import zlib
-
-import numpy as np
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
-from PIL import Image
 
 from sessions_api.state_machine import session_transition
-
-
-def jpeg(width=64, height=64, *, noise=False) -> bytes:
-    if noise:
-        pixels = np.random.default_rng(1).integers(0, 256, size=(height, width, 3), dtype=np.uint8)
-        image = Image.fromarray(pixels)
-    else:
-        image = Image.new("RGB", (width, height), (180, 140, 120))
-    buffer = io.BytesIO()
-    image.save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
-
-
-@functools.cache
-def png_bomb(width=6_000, height=5_000) -> bytes:
-    """A valid greyscale PNG of zeros: about 30 KB on the wire, 30 megapixels once decoded."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    compressor = zlib.compressobj(9)
-    row = b"\x00" * (width + 1)  # filter byte + one byte per pixel
-    idat = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
-
-
-def upload(name: str, data: bytes, content_type="image/jpeg"):
-    return SimpleUploadedFile(name, data, content_type=content_type)
+from tests.support.uploads import jpeg, png_bomb, post_document, selfie_form
 
 
 @pytest.fixture
@@ -45,10 +10,6 @@ def document_visitor(live_visitor):
     for status in ("processing", "requires_doc"):
         session_transition(session_id=live_visitor.session_id, to=status, cause="test")
     return live_visitor
-
-
-def post_document(visitor, data: bytes, name="passport.jpg"):
-    return visitor.client.post("/flow/document", {"document": upload(name, data)})
 
 
 def assert_refused(visitor, response, status: int, message: str, session_status: str):
@@ -122,15 +83,6 @@ def test_large_uploads_stay_in_memory_never_in_a_temporary_file(document_visitor
 
 # --- selfie ---
 
-def selfie_form(visitor, frames_per_step=3, *, data_for=lambda index, step: jpeg()) -> dict:
-    visitor.client.get("/flow/selfie")
-    challenge = visitor.session.liveness_challenge
-    form = {"challenge": ",".join(challenge)}
-    for index, step in enumerate(challenge):
-        form[f"frame_{index}_{step}"] = [upload(f"{step}-{n}.jpg", data_for(index, step)) for n in range(frames_per_step)]
-    return form
-
-
 def test_good_selfie_frames_go_to_processing(live_visitor):
     response = live_visitor.client.post("/flow/selfie", selfie_form(live_visitor))
 
@@ -202,7 +154,7 @@ def test_the_queued_analysis_shows_no_picture_to_monitoring(api, settings):
 
     import redis
 
-    from tests.flow.conftest import open_flow
+    from tests.support.flow import open_flow
 
     selfie_visitor, document_visitor = open_flow(api), open_flow(api)
     for status in ("processing", "requires_doc"):

@@ -10,7 +10,8 @@ import pytest
 from django.conf import settings
 
 from sessions_api.models import VerificationSession
-from tests.conftest import ApiClient
+from tests.factories import ApiKeyFactory
+from tests.support.api_client import ApiClient
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 SESSION_ID = re.compile(r"^ses_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -190,9 +191,7 @@ def test_private_notification_targets_are_accepted_when_settings_allow_them(api,
 
 
 def test_a_new_key_of_the_same_tenant_creates_sessions_for_that_tenant(onboarded):
-    from tenants.services import api_key_generate
-
-    second_key = api_key_generate(tenant=onboarded.tenant, mode="live", label="rotation").raw_key
+    second_key = ApiKeyFactory(tenant=onboarded.tenant, label="rotation").raw_key
 
     session = ApiClient(second_key).create_session()
 

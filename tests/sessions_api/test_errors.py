@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from sessions_api.models import VerificationSession, new_session_id
 
-from .assertions import assert_problem, assert_validation_error, field_errors
+from tests.support.assertions import assert_problem, assert_validation_error, field_errors
 
 VALID = {"subject": "user-42", "age_limit": 18}
 
@@ -297,7 +297,7 @@ def test_an_unhandled_error_in_an_api_view_is_a_logged_500_problem(api, monkeypa
     def broken_create(**kwargs):
         raise RuntimeError("secret internals that must not leak")
 
-    monkeypatch.setattr("sessions_api.api.session_create", broken_create)
+    monkeypatch.setattr("sessions_api.api.views.session_create", broken_create)
 
     with caplog.at_level(logging.ERROR):
         response = api.post("/v1/sessions", VALID)
@@ -305,7 +305,7 @@ def test_an_unhandled_error_in_an_api_view_is_a_logged_500_problem(api, monkeypa
     body = assert_problem(response, 500, "internal_error")
     assert b"secret internals" not in response.content
     assert "requestId" in body["detail"]
-    logged = [record for record in caplog.records if record.name == "sessions_api.problems" and record.exc_info]
+    logged = [record for record in caplog.records if record.name == "sessions_api.api.problems" and record.exc_info]
     assert logged and "secret internals" in str(logged[0].exc_info[1])
 
 

@@ -4,7 +4,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .assertions import assert_problem
+from tests.support.assertions import assert_problem
 
 FIELDS = ["subject", "age_limit", "callback_url", "cancel_url", "notification_url"]
 # Every code point, lone surrogates and NUL included: JSON escapes carry them all.

@@ -6,13 +6,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from sessions_api import api as api_module
+from sessions_api.api import views as api_module
 from sessions_api.models import IdempotencyRecord, VerificationSession
 from sessions_api.tasks import idempotency_records_purge
 from tenants.services import tenant_create
-from tests.conftest import ApiClient
+from tests.support.api_client import ApiClient
 
-from .assertions import assert_problem
+from tests.support.assertions import assert_problem
 
 BODY = {"subject": "user-42", "age_limit": 18, "callback_url": "https://shop.example.com/ok"}
 

@@ -5,12 +5,12 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 
-from sessions_api import rate_limit
+from sessions_api.api import rate_limit
 from sessions_api.models import VerificationSession, new_session_id
-from tenants.services import api_key_generate
-from tests.conftest import ApiClient
+from tests.factories import ApiKeyFactory
+from tests.support.api_client import ApiClient
 
-from .assertions import assert_problem
+from tests.support.assertions import assert_problem
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_a_rate_limited_post_creates_no_session(limited):
 def test_the_keys_of_one_tenant_share_one_bucket(limited):
     # Generating more keys must not multiply the tenant's limit.
     first = ApiClient(limited.live_key)
-    second = ApiClient(api_key_generate(tenant=limited.tenant, mode="live", label="second").raw_key)
+    second = ApiClient(ApiKeyFactory(tenant=limited.tenant, label="second").raw_key)
     for _ in range(3):
         _read(first, new_session_id())
     assert _read(first, new_session_id()).status_code == 429

@@ -7,9 +7,9 @@ import pytest
 from sessions_api.models import new_session_id
 from sessions_api.state_machine import Results, session_cancel, session_transition
 from tenants.services import tenant_create
-from tests.conftest import ApiClient
+from tests.support.api_client import ApiClient
 
-from .assertions import assert_problem
+from tests.support.assertions import assert_problem
 
 READ_SESSION_KEYS = {
     "sessionId", "status", "subject", "expiresAt", "callbackUrl", "cancelUrl", "notificationUrl",

@@ -7,6 +7,7 @@ from django.utils import timezone
 from checks.results import AgeReading
 from sessions_api.age_assurance.policy import face_rule
 from sessions_api.models import SessionEvent
+from tests.factories import session_past_expiry
 from webhooks.models import WebhookDelivery
 
 
@@ -198,10 +199,8 @@ def test_advance_needs_a_key_and_json(sandbox_api, anonymous_api):
 
 
 def test_an_expired_sandbox_session_cannot_be_advanced(sandbox_api):
-    from sessions_api.models import VerificationSession
-
     session_id = sandbox_api.create_session()["sessionId"]
-    VerificationSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - datetime.timedelta(seconds=1))
+    session_past_expiry(session_id)
 
     response = advance(sandbox_api, session_id, "approved")
 

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from tests.fixtures.web_server import PORT, gunicorn
+from tests.support.web_server import PORT, gunicorn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

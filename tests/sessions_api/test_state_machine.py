@@ -12,7 +12,7 @@ from sessions_api.state_machine import (
     session_expire_if_due,
     session_transition,
 )
-from tests.factories import TenantFactory, VerificationSessionFactory
+from tests.factories import TenantFactory, VerificationSessionFactory, session_past_expiry
 from webhooks.models import WebhookDelivery
 
 FINAL_MOVES = [
@@ -85,7 +85,7 @@ def test_a_final_state_never_changes_again(db, final):
             _move(session.id, move)
     with pytest.raises(TransitionNotAllowed):
         session_cancel(session_id=session.id)
-    VerificationSession.objects.filter(pk=session.id).update(expires_at=session.expires_at.replace(year=2000))
+    session_past_expiry(session.id, at=session.expires_at.replace(year=2000))
     session_expire_if_due(VerificationSession.objects.get(pk=session.id))
 
     stored = VerificationSession.objects.get(pk=session.id)

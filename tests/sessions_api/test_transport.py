@@ -6,7 +6,7 @@ import pytest
 
 from sessions_api.models import VerificationSession
 
-from .assertions import assert_problem
+from tests.support.assertions import assert_problem
 
 VALID = {"subject": "user-42", "age_limit": 18}
 

@@ -8,7 +8,7 @@ from django.test import Client
 from sessions_api.state_machine import Results, session_transition
 from tenants.models import ApiKey, Membership
 from tenants.services import membership_add
-from tests.conftest import ApiClient
+from tests.support.api_client import ApiClient
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from sessions_api import rate_limit
+from sessions_api.api import rate_limit
 from tenants.models import ApiKey
 
 BODY = {"subject": "user-42", "age_limit": 18}

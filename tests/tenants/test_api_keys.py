@@ -9,8 +9,9 @@ from django.utils import timezone
 from sessions_api.models import new_session_id
 from tenants.models import ApiKey
 from tenants.services import api_key_generate, api_key_revoke
-from tests.conftest import ApiClient
-from tests.sessions_api.assertions import assert_problem
+from tests.factories import api_key_last_used
+from tests.support.api_client import ApiClient
+from tests.support.assertions import assert_problem
 
 BODY = {"subject": "user-42", "age_limit": 18}
 
@@ -135,7 +136,7 @@ def test_last_used_at_is_written_at_most_once_a_minute(api, onboarded, monkeypat
     assert api_key.last_used_at == first_use
 
     a_minute_ago = timezone.now() - timedelta(seconds=61)
-    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=a_minute_ago)
+    api_key_last_used(api_key, a_minute_ago)
     # A minute really passes too: a worker decides from the time it last wrote, which it keeps with
     # the key in its authentication cache.
     a_minute_later = timezone.now() + timedelta(seconds=61)

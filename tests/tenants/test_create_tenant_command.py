@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tenants.models import ApiKey, Tenant
-from tests.conftest import ApiClient
+from tests.support.api_client import ApiClient
 
 
 def _create_tenant(*args) -> dict:

@@ -6,10 +6,9 @@ import threading
 import pytest
 
 from tenants.services import tenant_create
-from tests.conftest import ApiClient
-
-from .conftest import finalize_with_webhook
-from .receiver import Reply, WebhookReceiver
+from tests.support.api_client import ApiClient
+from tests.support.receiver import Reply, WebhookReceiver
+from tests.support.webhooks import finalize_with_webhook
 
 
 @pytest.fixture

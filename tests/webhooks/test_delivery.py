@@ -4,11 +4,11 @@ import json
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from webhooks.models import WebhookDelivery
 
-from .conftest import delivery_of, finalize_with_webhook, wait_for_status
-from .receiver import Reply
+from tests.support.receiver import Reply
+from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
 

@@ -6,7 +6,7 @@ import pytest
 from webhooks.egress import ip_is_public
 from webhooks.transport import https_post
 
-from .receiver import IDN_HOST, IDN_HOST_ASCII, Reply
+from tests.support.receiver import IDN_HOST, IDN_HOST_ASCII, Reply
 
 
 def post(url, **overrides):

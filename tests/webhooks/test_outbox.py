@@ -17,16 +17,16 @@ from standardwebhooks.webhooks import Webhook
 
 from ageverify.celery import app
 from sessions_api.state_machine import session_cancel
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from webhooks.delivery import LOST_ATTEMPT_ERROR, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_deliveries_sweep
 from webhooks.tasks import webhook_deliveries_sweep as sweep_task
 
-from tests.outages import broker_unreachable
+from tests.support.outages import broker_unreachable
 
-from .conftest import delivery_of, finalize_with_webhook, wait_for_status
-from .receiver import Reply
+from tests.support.receiver import Reply
+from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,15 +3,15 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from tenants.models import Tenant
 from webhooks.delivery import DISABLED_ERROR, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import delivery_resend
 
-from .conftest import delivery_of, finalize_with_webhook
-from .receiver import Reply
+from tests.factories import delivery_due_now
+from tests.support.receiver import Reply
+from tests.support.webhooks import delivery_of, finalize_with_webhook
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_the_operator_switch_enables_webhooks_for_a_tenant(operator_client, onbo
 
 
 def _attempt_now(delivery):
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+    delivery_due_now(delivery)
     return webhook_delivery_attempt(delivery_id=delivery.id)
 
 

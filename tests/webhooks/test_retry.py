@@ -7,8 +7,8 @@ from django.utils import timezone
 from webhooks.delivery import next_retry_after, retry_delay, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 
-from .conftest import delivery_of, finalize_with_webhook
-from .receiver import Reply
+from tests.support.receiver import Reply
+from tests.support.webhooks import delivery_of, finalize_with_webhook
 
 CONTRACT_WAITS = [5, 300, 1800, 7200, 18000, 36000, 36000]
 

@@ -10,11 +10,11 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 import webhooks.delivery
 from tenants.services import tenant_webhook_secret_rotate, webhook_secret_new
 from webhooks.delivery import webhook_delivery_attempt
-from webhooks.models import WebhookDelivery
 from webhooks.signing import signature, signature_header
 
-from .conftest import delivery_of, finalize_with_webhook
-from .receiver import Reply
+from tests.factories import delivery_due_now
+from tests.support.receiver import Reply
+from tests.support.webhooks import delivery_of, finalize_with_webhook
 
 
 def test_signature_matches_the_standard_webhooks_reference_implementation():
@@ -77,7 +77,7 @@ def test_each_attempt_carries_its_own_timestamp_and_a_signature_over_it(api, onb
     webhook_delivery_attempt(delivery_id=delivery.id)
     later = int(time.time()) + 120  # the retry happens two minutes later
     monkeypatch.setattr(webhooks.delivery, "time", SimpleNamespace(time=lambda: later))
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=datetime.now(timezone.utc))
+    delivery_due_now(delivery)
     webhook_delivery_attempt(delivery_id=delivery.id)
 
     first, retry = receiver.wait_for(2)

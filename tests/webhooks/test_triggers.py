@@ -6,21 +6,19 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from sessions_api.analysis import document_analyse, document_path_choose
+from sessions_api.analysis import document_analyse
 from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
+from sessions_api.submission import document_path_choose
 from sessions_api.tasks import sessions_expire_due
 from tenants.models import Tenant
-from tests.conftest import ApiClient
-from tests.fixtures.documents import aamva_payload, encode, pdf417_card
-from tests.flow.conftest import start_path
+from tests.factories import session_past_expiry
+from tests.support.api_client import ApiClient
+from tests.support.documents import aamva_payload, encode, pdf417_card
+from tests.support.flow import start_path
 from webhooks.models import WebhookDelivery
 
 HOOK = "https://partner.example.com/hooks/ageverify"
-
-
-def _expire(session_id):
-    VerificationSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - timedelta(seconds=1))
 
 
 def _underage_document() -> bytes:
@@ -36,12 +34,12 @@ def _by_document_decision(api, sandbox_api, session_id, verification_url):
 
 
 def _by_the_periodic_expiry(api, sandbox_api, session_id, verification_url):
-    _expire(session_id)
+    session_past_expiry(session_id)
     sessions_expire_due()
 
 
 def _by_an_api_read_after_expiry(api, sandbox_api, session_id, verification_url):
-    _expire(session_id)
+    session_past_expiry(session_id)
     assert api.get(f"/v1/sessions/{session_id}").json()["session"]["status"] == "denied"
 
 

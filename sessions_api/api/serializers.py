@@ -11,11 +11,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from webhooks.egress import host_is_forbidden
+from webhooks.selectors import webhook_host_is_forbidden
 
-from .flow_link import flow_signature_for, verification_url
-from .models import Mode, Reason, Status, VerificationSession
-from .timestamps import iso_ms
+from ..flow_link import flow_signature_for, verification_url
+from ..models import Mode, Reason, Status, VerificationSession
+from ..timestamps import iso_ms
 
 AGE_LIMIT_MIN = 10
 AGE_LIMIT_MAX = 21
@@ -125,7 +125,7 @@ class StrictUrlField(serializers.Field):
             http_allowed = not self.https_only and (settings.DEBUG or _is_loopback(host))
             if not http_allowed:
                 raise ValidationError("must use https", code="https_required")
-        if self.public_host and host_is_forbidden(host):
+        if self.public_host and webhook_host_is_forbidden(host):
             raise ValidationError("must point to a public host", code="forbidden_host")
         return data
 

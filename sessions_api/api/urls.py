@@ -3,8 +3,8 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from .api import SessionCreateApi, SessionDetailApi
-from .sandbox_api import SandboxAdvanceApi
+from .sandbox import SandboxAdvanceApi
+from .views import SessionCreateApi, SessionDetailApi
 
 _public = {"authentication_classes": [], "permission_classes": [AllowAny]}
 

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 
 from tenants.models import Tenant
 
-from .models import IdempotencyRecord
+from ..models import IdempotencyRecord
 from .problems import ApiProblem
 
 HEADER = "Idempotency-Key"
@@ -144,9 +144,3 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
     # Errors are not remembered: the same key may be used again once the request is corrected.
     IdempotencyRecord.objects.filter(pk=claimed.pk).delete()
     return response
-
-
-def idempotency_records_purge() -> int:
-    """Delete records past the replay window; they hold a (sealed) creation response, flow token included."""
-    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - settings.IDEMPOTENCY_TTL).delete()
-    return deleted

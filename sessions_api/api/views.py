@@ -10,11 +10,12 @@ from rest_framework.views import APIView
 
 from tenants.authentication import CachedApiKeyAuthentication
 
+from ..selectors import SessionNotFound, session_read_for_tenant
+from ..services import session_create
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .rate_limit import ApiKeyRateThrottle
-from .selectors import SessionNotFound, session_read_for_tenant
 from .serializers import (
     ProblemSerializer,
     SessionCreateInputSerializer,
@@ -23,7 +24,6 @@ from .serializers import (
     session_created_representation,
     session_read_representation,
 )
-from .services import session_create
 
 
 def response_headers(success: int) -> list[OpenApiParameter]:

@@ -6,13 +6,13 @@ from rest_framework.response import Response
 
 from tenants.models import ApiKey
 
-from .api import ApiView, problems, require_json_body, response_headers, session_not_found
-from .models import Mode
+from ..models import Mode
+from ..sandbox import TARGETS, NotASandboxSession, sandbox_advance
+from ..selectors import SessionNotFound, session_get
+from ..state_machine import TransitionNotAllowed
 from .problems import ApiProblem
-from .sandbox import TARGETS, NotASandboxSession, sandbox_advance
-from .selectors import SessionNotFound, session_get_for_tenant
 from .serializers import SessionReadResponseSerializer, session_read_representation
-from .state_machine import TransitionNotAllowed
+from .views import ApiView, problems, require_json_body, response_headers, session_not_found
 
 
 @extend_schema_field({"type": "string", "enum": [str(target) for target in TARGETS]})
@@ -67,7 +67,7 @@ class SandboxAdvanceApi(ApiView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=Mode.TEST)
+            session = session_get(session_id=session_id, tenant=request.user.tenant, mode=Mode.TEST)
             sandbox_advance(session_id=session.id, to=serializer.validated_data["to"])
         except (SessionNotFound, NotASandboxSession):
             raise session_not_found()
@@ -76,5 +76,5 @@ class SandboxAdvanceApi(ApiView):
                 status_code=409, code="invalid_transition",
                 detail=f"The session is {session.status}; it cannot move to {serializer.validated_data['to']}.",
             )
-        session = session_get_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=Mode.TEST)
+        session = session_get(session_id=session_id, tenant=request.user.tenant, mode=Mode.TEST)
         return Response(session_read_representation(session))

@@ -1,0 +1,1 @@
+"""The partner HTTP edge of sessions: DRF views, serializers, problem details, parsing, rate limit, idempotency."""

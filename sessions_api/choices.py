@@ -1,0 +1,37 @@
+"""The session's vocabulary: its statuses, reasons, modes and steps, the choices of its model fields.
+
+Apart from the models so that the web pages can speak of a session without importing a model.
+"""
+from django.db import models
+
+
+class Status(models.TextChoices):
+    INITIATED = "initiated", "Initiated"
+    PROCESSING = "processing", "Processing"
+    REQUIRES_DOC = "requires_doc", "Requires document"
+    APPROVED = "approved", "Approved"
+    DENIED = "denied", "Denied"
+
+
+class Reason(models.TextChoices):
+    AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
+    DOCUMENT = "document", "Approved by document"
+    LIVENESS_FAILED = "liveness_failed", "Liveness failed"
+    DOCUMENT_INVALID = "document_invalid", "Document invalid"
+    DOCUMENT_EXPIRED = "document_expired", "Document expired"
+    UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
+    ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
+    CANCELLED = "cancelled", "Cancelled by the user"
+    EXPIRED = "expired", "Expired"
+
+
+class Mode(models.TextChoices):
+    LIVE = "live", "Live"
+    TEST = "test", "Test (sandbox)"
+
+
+class Step(models.TextChoices):
+    """The step the user is on; `processing` keeps the step being analysed."""
+
+    SELFIE = "selfie", "Selfie"
+    DOCUMENT = "document", "Document"

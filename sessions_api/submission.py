@@ -1,0 +1,161 @@
+"""The web side of an analysis: accept a selfie or a document, move the session to `processing`, queue the work.
+
+How biometric images are handled (CONTRACT 3: "held in memory only for the analysis, then deleted"):
+  * The web flow reads an upload into memory only (flow.uploads keeps files off disk) and checks
+    each picture's header (`checks.images.read_header`: format and size, no pixel decoded) and the
+    pixels of the whole upload against a budget, before anything changes. Decoding a picture costs
+    up to seconds of CPU whatever its size on the wire (a 110 KB PNG of 5000x5000, a 700-byte JPEG
+    claiming as much): that happens only in the analysis worker, never in a web worker, so uploads
+    cannot stall the partner API. A picture the worker cannot decode is a retake, counted.
+  * Every upload refused here counts toward the session's MAX_REFUSED_UPLOADS; past it the session
+    ends as denied / attempts_exceeded, so a refused upload cannot be repeated for ever.
+  * `selfie_submit` / `document_submit` move the session to `processing` and publish one Celery
+    task whose message carries the image bytes (sessions_api.tasks). The message lives in the broker
+    (Redis, in memory) until the worker acknowledges it, and expires unconsumed after
+    ANALYSIS_TASK_EXPIRES seconds. (The embedded demo's filesystem broker keeps it as a file under
+    var/broker until consumed.) The worker's side is sessions_api.analysis.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+# The flow sizes its upload limits by this, through us: it does not import the checks itself.
+from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
+
+from .analysis import RETAKE_CAUSE_PREFIX
+from .models import Reason, Status, Step, VerificationSession
+from .state_machine import TransitionNotAllowed, session_transition
+from .tasks import document_analysis_queue, selfie_analysis_queue
+
+logger = logging.getLogger(__name__)
+
+MAX_FRAMES_PER_STEP = 8
+# Pixels one upload may send the worker to decode: 32 camera frames (0.3 MP each) or the no-camera
+# fallback's four 12-megapixel photos fit; a few 25-megapixel pictures do not.
+MAX_PIXELS_PER_UPLOAD = 50_000_000
+# Refused uploads a session may make across its steps; the next one ends it (attempts_exceeded).
+MAX_REFUSED_UPLOADS = 10
+MESSAGE_TOO_MANY_PIXELS = "The pictures are too large together. Take new pictures or choose smaller ones."
+MESSAGE_QUEUE_DOWN = "We cannot check pictures right now. Please try again in a minute."
+MESSAGE_CHALLENGE_CHANGED = "The instructions changed while you were taking the pictures. Please start again."
+MESSAGE_FRAMES_MISSING = "We did not receive a picture for every instruction. Please start again."
+MESSAGE_TOO_MANY_FRAMES = "Too many pictures were sent. Please start again."
+
+
+class SubmissionRejected(Exception):
+    """The upload cannot be analysed; `message` is for the user. Nothing about the session changed."""
+
+    def __init__(self, message: str, *, status_code: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+    @property
+    def counts(self) -> bool:
+        """Whether the upload itself was at fault (400, 413), not a race (409) or our queue (503)."""
+        return self.status_code in (400, 413)
+
+
+def selfie_challenge_issue(*, session: VerificationSession) -> list[str]:
+    """A fresh head-turn challenge for the selfie page, stored on the session (not biometric data)."""
+    from checks.liveness import challenge_new
+
+    challenge = challenge_new()
+    updated = VerificationSession.objects.filter(pk=session.pk, status=Status.INITIATED).update(
+        liveness_challenge=challenge, updated_at=timezone.now()
+    )
+    if updated:
+        session.liveness_challenge = challenge
+    return challenge
+
+
+def _check_headers(images: list[bytes]) -> None:
+    """Each picture's header, and the pixels of all of them against the budget; no pixel is decoded."""
+    from checks.images import ImageRejected, read_header
+
+    pixels = 0
+    for data in images:
+        try:
+            pixels += read_header(data).pixels
+        except ImageRejected as rejected:
+            raise SubmissionRejected(rejected.message) from None
+        if pixels > MAX_PIXELS_PER_UPLOAD:
+            raise SubmissionRejected(MESSAGE_TOO_MANY_PIXELS, status_code=413)
+
+
+@transaction.atomic
+def upload_refused(*, session: VerificationSession) -> bool:
+    """Count a refused upload of this session; True when that ended the session (denied, attempts_exceeded)."""
+    counted = VerificationSession.objects.filter(
+        pk=session.pk, status__in=(Status.INITIATED, Status.REQUIRES_DOC)
+    ).update(refused_uploads=F("refused_uploads") + 1)
+    if not counted:
+        return False
+    refused = VerificationSession.objects.values_list("refused_uploads", flat=True).get(pk=session.pk)
+    if refused < MAX_REFUSED_UPLOADS:
+        return False
+    # Through processing, as the state diagram has it: only a judged attempt ends a session this way.
+    cause = f"{refused} uploads refused"
+    try:
+        session_transition(session_id=session.id, to=Status.PROCESSING, cause=cause,
+                           expected_from=(Status.INITIATED, Status.REQUIRES_DOC))
+        session_transition(session_id=session.id, to=Status.DENIED, reason=Reason.ATTEMPTS_EXCEEDED, cause=cause,
+                           expected_from=(Status.PROCESSING,))
+    except TransitionNotAllowed:  # cancelled or expired meanwhile: that ending stands
+        return False
+    return True
+
+
+def selfie_submit(*, session: VerificationSession, challenge: list[str], frames_by_step: list[list[bytes]]) -> None:
+    """Check the frames of each challenge step, go to `processing` and queue the analysis.
+
+    `challenge` is the one the page showed; a page left open while another tab issued a new one
+    is refused rather than judged against instructions the user never saw.
+    """
+    if not session.liveness_challenge or list(challenge) != list(session.liveness_challenge):
+        raise SubmissionRejected(MESSAGE_CHALLENGE_CHANGED, status_code=409)
+    if len(frames_by_step) != len(challenge) or not all(frames_by_step):
+        raise SubmissionRejected(MESSAGE_FRAMES_MISSING)
+    if any(len(step_frames) > MAX_FRAMES_PER_STEP for step_frames in frames_by_step):
+        raise SubmissionRejected(MESSAGE_TOO_MANY_FRAMES, status_code=413)
+    frames = [(step, data) for step, step_frames in zip(challenge, frames_by_step) for data in step_frames]
+    _check_headers([data for _, data in frames])
+    _submit(session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames), cause="selfie submitted")
+
+
+def document_submit(*, session: VerificationSession, image: bytes) -> None:
+    _check_headers([image])
+    _submit(session, Status.REQUIRES_DOC, lambda: document_analysis_queue(session.id, image), cause="document submitted")
+
+
+def _submit(session: VerificationSession, from_status: str, publish, *, cause: str) -> None:
+    try:
+        session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(from_status,), cause=cause)
+    except TransitionNotAllowed:
+        raise SubmissionRejected("This step is already done. Continue from the current page.", status_code=409)
+    try:
+        publish()
+    except Exception:  # broker unreachable: nothing will analyse it, so give the step back (no attempt used)
+        logger.exception("could not queue the analysis of %s", session.id)
+        try:
+            session_transition(session_id=session.id, to=from_status, expected_from=(Status.PROCESSING,),
+                               cause=RETAKE_CAUSE_PREFIX + MESSAGE_QUEUE_DOWN, message=MESSAGE_QUEUE_DOWN)
+        except TransitionNotAllowed:
+            pass
+        raise SubmissionRejected(MESSAGE_QUEUE_DOWN, status_code=503)
+
+
+CAUSE_NO_CAMERA = "no camera: the user chose the document step"
+CAUSE_FACE_PATH_OFF = "face path off for this age limit: straight to the document step"
+
+
+def document_path_choose(*, session: VerificationSession, cause: str = CAUSE_NO_CAMERA) -> VerificationSession:
+    """Skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
+    session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,), cause=cause)
+    return session_transition(session_id=session.id, to=Status.REQUIRES_DOC, expected_from=(Status.PROCESSING,),
+                              step=Step.DOCUMENT, cause=cause)
+

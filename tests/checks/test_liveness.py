@@ -11,7 +11,7 @@ from skimage import data
 
 from checks import liveness
 from checks.head_pose import head_yaw
-from checks.liveness import CHALLENGE_STEPS, challenge_new, check_liveness, frontal_frame
+from checks.liveness import CHALLENGE_STEPS, challenge_new, check_liveness, frontal_frame, frontal_frames
 from checks.results import Liveness, Retake
 from tests.support.faces import add_noise, astronaut_portrait, challenge_frames, encode, still_frames
 
@@ -146,6 +146,21 @@ def test_frontal_frame_is_the_most_frontal_center_frame(live_frames):
     assert chosen in [data for step, data in live_frames if step == "center"]
     first_center_frame = next(data for step, data in live_frames if step == "center")
     assert chosen != first_center_frame  # still turning back from the left when it was taken
+
+
+def test_frontal_frames_for_the_age_estimate_are_center_frames_most_frontal_first(live_frames):
+    check_liveness(live_frames, CHALLENGE)
+
+    chosen = frontal_frames(live_frames, CHALLENGE, count=3)
+
+    center_frames = [data for step, data in live_frames if step == "center"]
+    assert 1 <= len(chosen) <= 3
+    assert len(set(chosen)) == len(chosen)
+    assert all(frame in center_frames for frame in chosen)
+    assert chosen[0] == frontal_frame(live_frames, CHALLENGE)
+    yaws = [abs(liveness._pose(frame).yaw) for frame in chosen]
+    assert all(yaw <= liveness.CENTER_YAW for yaw in yaws[1:])
+    assert yaws == sorted(yaws, key=lambda yaw: round(yaw, 2))
 
 
 def test_frontal_frame_works_without_a_prior_liveness_check(live_frames, monkeypatch):

@@ -87,6 +87,7 @@ class Report:
     latency_ms: dict[str, float]
     # attribute -> group -> (all ages, aged 13-17): the estimate's error per labelled group
     group_errors: dict[str, dict[str, tuple[BandReport, BandReport]]] = field(default_factory=dict)
+    oldest_looking_child: tuple[int, float] | None = None  # (true age, estimate) of the highest estimate under 13
 
 
 # The production path for one image: bytes in, (estimated age or None, decision per limit) out.
@@ -151,6 +152,8 @@ def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled:
         bands=[_band(name, [o for o in found if low <= o.face.true_age <= high]) for name, low, high in BANDS],
         limits=[_limit_report(outcomes, limit) for limit in limits],
         group_errors=_group_errors(found),
+        oldest_looking_child=max(((o.face.true_age, o.estimated_age) for o in found if o.face.true_age < 13),
+                                 key=lambda pair: pair[1], default=None),
         latency_ms={
             "mean": 1000 * statistics.fmean(seconds),
             "median": 1000 * statistics.median(seconds),

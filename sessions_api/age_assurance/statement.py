@@ -54,8 +54,7 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "",
         "1. Liveness: a random head-turn challenge, checked on the face's landmarks (photos, screens and tilted "
         "prints fail). Three attempts per session.",
-        "2. Age estimate: exactly one dominant face per frame; the estimate is the network's expected age "
-        "(the median over the frontal frames used).",
+        f"2. Age estimate: exactly one dominant face per frame; {network['output']}.",
         f"3. Policy: for the session's age limit, the estimate must reach the calibrated threshold, and "
         f"`ageConfidence` (the error model's probability that the person is at least the age limit) must reach "
         f"the minimum (0.5, or the tenant's higher setting). Tenants may add years to the threshold and raise the "
@@ -194,10 +193,11 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "- **Repeated attempts by the same minor across sessions.** Not measured: the bounds are per attempt. "
         "Within a session the selfie has three attempts; across sessions the service keeps no biometric data "
         "that could link them (by design). The median over several frames makes a retry with the same face "
-        "give nearly the same estimate, and the thresholds sit far above the age limit; partners should cap "
-        "sessions per `subject`.",
-        "- **Label noise and data overlap.** The labels are apparent ages, and a few look wrong (a toddler "
-        "labelled 1 estimated at 46): they are counted, not removed, which makes the counted bounds strict. "
+        "give nearly the same estimate (a retry is not a fresh draw); partners should cap sessions per `subject`.",
+        "- **Label noise and data overlap.** The labels are apparent ages, and a few look wrong"
+        + (f" (on the held-out half, a face labelled {report.oldest_looking_child[0]} is estimated at "
+           f"{report.oldest_looking_child[1]:.0f})" if report.oldest_looking_child else "")
+        + ": they are counted, not removed, which makes the counted bounds strict. "
         "A network trained on the same research set would look better here than on new faces: the held-out "
         "half guards against tuning on the same faces, not against that overlap.",
         "- **`ageConfidence` depends on the age mix.** It is calibrated for the calibration data's ages "

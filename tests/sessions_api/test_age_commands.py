@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from checks.age import age_network
 from checks.results import AgeReading
-from sessions_api.age_assurance.policy import face_rule, policy_load
+from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE, face_rule, policy_load
 
 SAMPLE_SIZE = 40
 
@@ -143,3 +143,29 @@ def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, t
     with pytest.raises(CommandError, match="too few to calibrate"):
         run("calibrate_age_policy", folder, "--output", output)
     assert not output.exists()
+
+
+def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held_out_run(sample, tmp_path):
+    output = tmp_path / "age-assurance.md"
+
+    lines = run("age_statement", sample, "--output", output)
+
+    text = output.read_text()
+    policy = policy_load(DEFAULT_POLICY_FILE)
+    assert lines == [f"wrote {output} (policy {policy.version}, {_held_out_count(sample)} held-out images)"]
+    for heading in ("## The network", "## Calibration data", "## The policy per age limit",
+                    "## Accuracy on the held-out half", "### Fairness: the estimate's error by group",
+                    "## What is not measured, and what the service does about it"):
+        assert heading in text
+    for unmeasured in ("**Real webcam selfies.**", "**Presentation attacks.**",
+                       "**Repeated attempts by the same minor across sessions.**"):
+        assert unmeasured in text
+    assert f"Policy in force: **{policy.version}**" in text and policy.network in text
+    assert all(f"| {limit} | " in text for limit in range(10, 22))
+    assert "\nSUMMARY images=" in text and "Do not edit by hand" in text
+
+
+def _held_out_count(folder: Path) -> int:
+    from sessions_api.age_assurance.calibration import split_half
+
+    return sum(split_half(path.name) == "held_out" for path in folder.iterdir())

@@ -82,8 +82,7 @@ class CachedApiKeyAuthentication(ApiKeyAuthentication):
         raw_key = self._raw_key(request)
         resolved = api_key_resolve_cached(raw_key) if raw_key else None
         api_key = _usable(resolved.api_key if resolved else None, request)
-        api_key_touch(api_key)
-        return ApiClient(api_key=api_key, resolved=resolved), api_key
+        return ApiClient(api_key=api_key, resolved=resolved), api_key  # marked used once confirmed
 
 
 def api_key_confirm_current(request, generation: str | None) -> None:
@@ -95,3 +94,4 @@ def api_key_confirm_current(request, generation: str | None) -> None:
     api_key = _usable(api_key_confirm(resolved, generation), request)
     if api_key is not resolved.api_key:
         request.user, request.auth = ApiClient(api_key=api_key), api_key
+    api_key_touch(api_key)  # only now: a key revoked since it was cached is never marked used

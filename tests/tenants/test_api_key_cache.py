@@ -1,16 +1,29 @@
 """The API key cache of each worker never outlives a revocation or a disabled tenant, in any process."""
+import contextlib
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
+from unittest import mock
 
 from django.db import connection
+from django.utils import timezone
 
 from sessions_api.api import rate_limit
+from sessions_api.models import new_session_id
 from tenants.models import ApiKey
+from tenants.services import api_key_revoke
 
 BODY = {"subject": "user-42", "age_limit": 18}
 REPO = Path(__file__).resolve().parents[2]
+
+
+@contextlib.contextmanager
+def mock_clock(*, minutes: int):
+    later = timezone.now() + timedelta(minutes=minutes)
+    with mock.patch.object(timezone, "now", lambda: later):
+        yield
 
 
 def _warm(api) -> str:
@@ -78,3 +91,18 @@ def test_without_redis_every_request_reads_its_key_so_a_revocation_still_counts(
         assert api.post("/v1/sessions", BODY).status_code == 401
     finally:
         rate_limit._redis_client.cache_clear()
+
+
+def test_a_cached_key_revoked_since_is_not_marked_used(api, onboarded):
+    _warm(api)
+    api_key = ApiKey.objects.get(tenant=onboarded.tenant, mode="live")
+    a_while_ago = timezone.now() - timedelta(minutes=5)
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=a_while_ago)
+    api_key_revoke(api_key=api_key)
+
+    for request in (lambda: api.post("/v1/sessions", BODY), lambda: api.get(f"/v1/sessions/{new_session_id()}")):
+        with mock_clock(minutes=2):  # past the once-a-minute mark of the cached copy too
+            assert request().status_code == 401
+
+    api_key.refresh_from_db()
+    assert api_key.last_used_at == a_while_ago

@@ -77,6 +77,9 @@ def test_no_flow_module_imports_a_model_or_the_checks():
 @pytest.mark.parametrize("package, allowed", [
     ("checks", {"checks"}),
     ("webhooks", {"webhooks", "tenants"}),
+    ("tenants", {"tenants"}),
+    ("sessions_api", {"sessions_api", "tenants", "checks", "webhooks"}),
+    ("flow", {"flow", "sessions_api", "tenants", "webhooks"}),
 ])
 def test_lower_apps_import_nothing_of_the_apps_above_them(package, allowed):
     ours = {"ageverify", "tenants", "sessions_api", "webhooks", "checks", "flow", "dashboard"}

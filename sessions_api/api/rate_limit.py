@@ -21,10 +21,8 @@ from functools import lru_cache
 import redis
 from django.conf import settings
 from redis.commands.core import Script
-from rest_framework.throttling import BaseThrottle
 
-from dashboard.sign_in_throttle import client_address
-from tenants.authentication import api_key_confirm_current
+from tenants.client_address import client_address
 from tenants.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.selectors import API_KEYS_GENERATION_KEY
 
@@ -202,32 +200,3 @@ def unauthenticated_request_refused(request) -> BucketState | None:
     state = bucket_take(f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND,
                         burst=settings.API_UNAUTHENTICATED_BURST)
     return state if state is not None and not state.allowed else None
-
-
-class ApiKeyRateThrottle(BaseThrottle):
-    """DRF throttle keyed by the authenticated key's tenant and mode, with the tenant's override if set."""
-
-    def allow_request(self, request, view):
-        api_key = request.auth
-        if api_key is None:
-            return True
-        tenant = api_key.tenant
-        rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
-        burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
-        pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
-        if request.method in READ_ONLY_METHODS:
-            request.rate_limit_pending = pending  # decided once the view has read (ApiView.finalize_response)
-            return True
-        return self.decide(request, pending)
-
-    @staticmethod
-    def decide(request, pending: PendingTake) -> bool:
-        """Read the take's answer: False to refuse (429); raises 401/403 for a key that is no longer valid."""
-        state = pending.finish()
-        request.rate_limit_state = state
-        # A revoked key or a disabled tenant is refused before its token counts (401/403, never 429).
-        api_key_confirm_current(request, state.generation if state else None)
-        return state is None or state.allowed
-
-    def wait(self):
-        return None

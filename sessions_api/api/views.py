@@ -8,14 +8,14 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tenants.authentication import CachedApiKeyAuthentication
+from .authentication import CachedApiKeyAuthentication
 
 from ..selectors import SessionNotFound, session_read_for_tenant
 from ..services import session_create
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
-from .rate_limit import ApiKeyRateThrottle
+from .throttle import ApiKeyRateThrottle
 from .serializers import (
     ProblemSerializer,
     SessionCreateInputSerializer,
@@ -54,7 +54,7 @@ def problems(*statuses: int) -> dict:
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     """Documents the `X-API-Key` header as the API's security scheme."""
 
-    target_class = "tenants.authentication.ApiKeyAuthentication"
+    target_class = "sessions_api.api.authentication.ApiKeyAuthentication"
     match_subclasses = True  # the API's views use its cached variant
     name = "ApiKeyAuth"
 

@@ -5,9 +5,11 @@ from dataclasses import dataclass
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 
-from .models import ApiKey, Tenant
-from .selectors import ResolvedKey, api_key_confirm, api_key_resolve, api_key_resolve_cached
-from .services import api_key_touch
+from tenants.models import ApiKey, Tenant
+from tenants.selectors import ResolvedKey, api_key_confirm, api_key_resolve, api_key_resolve_cached
+from tenants.services import api_key_touch
+
+from .rate_limit import unauthenticated_request_refused
 
 _KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
@@ -30,8 +32,6 @@ class ApiClient:
 
 def _refuse_if_over_limit(request) -> None:
     """A caller without a valid key is limited per client address: 429 instead of 401 past its budget."""
-    from sessions_api.api.rate_limit import unauthenticated_request_refused
-
     refused = unauthenticated_request_refused(request)
     if refused is not None:
         raise exceptions.Throttled(wait=refused.retry_after)

@@ -1,0 +1,35 @@
+"""The partner API's throttle: one token bucket per tenant and mode, decided with the cached key's confirmation."""
+from django.conf import settings
+from rest_framework.throttling import BaseThrottle
+
+from .authentication import api_key_confirm_current
+from .rate_limit import READ_ONLY_METHODS, PendingTake
+
+
+class ApiKeyRateThrottle(BaseThrottle):
+    """DRF throttle keyed by the authenticated key's tenant and mode, with the tenant's override if set."""
+
+    def allow_request(self, request, view):
+        api_key = request.auth
+        if api_key is None:
+            return True
+        tenant = api_key.tenant
+        rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
+        burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
+        pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        if request.method in READ_ONLY_METHODS:
+            request.rate_limit_pending = pending  # decided once the view has read (ApiView.finalize_response)
+            return True
+        return self.decide(request, pending)
+
+    @staticmethod
+    def decide(request, pending: PendingTake) -> bool:
+        """Read the take's answer: False to refuse (429); raises 401/403 for a key that is no longer valid."""
+        state = pending.finish()
+        request.rate_limit_state = state
+        # A revoked key or a disabled tenant is refused before its token counts (401/403, never 429).
+        api_key_confirm_current(request, state.generation if state else None)
+        return state is None or state.allowed
+
+    def wait(self):
+        return None

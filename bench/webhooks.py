@@ -38,18 +38,6 @@ def prepare_environment(ca_bundle: Path) -> dict:
     return dict(os.environ)
 
 
-def ensure_database() -> None:
-    import psycopg
-    from psycopg import sql
-
-    url = os.environ["DATABASE_URL"]
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, check=True)
-
-
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -70,6 +58,8 @@ def main() -> None:
 
     tls = make_tls_files(Path(tempfile.mkdtemp(prefix="ageverify-bench-")))
     env = prepare_environment(tls.ca_bundle)
+    from bench.api import ensure_database  # create the database if missing, then migrate
+
     ensure_database()
 
     import django

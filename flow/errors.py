@@ -23,6 +23,12 @@ ERRORS = {
     "csrf": (403, "Please reload the page",
              "For your security this form could not be sent: the page was open for too long or cookies are "
              "blocked. Reload the page and try again."),
+    "embed_refused": (403, "This page cannot be shown here",
+                      "The site you are on is not allowed to open this verification. If you run it, check its "
+                      "publishable key and allowed origins."),
+    "launch_invalid": (410, "This link has already been used or has expired",
+                       "Verification links of this kind work once, within a minute. Go back to the app or site that "
+                       "sent you here and start again."),
     "not_found": (404, "Page not found", "There is no page at this address."),
     "too_many_uploads": (429, "Too many uploads",
                          "Pictures were sent too often in a short time. Wait a minute, then go back and try again."),

@@ -16,6 +16,8 @@ Decisions worth knowing:
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
+from urllib.parse import urlencode
+
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -39,7 +41,7 @@ from sessions_api.submission import (
     selfie_submit,
 )
 
-from .cookie import flow_cookie_set
+from .cookie import flow_cookie_read, flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
@@ -198,11 +200,23 @@ def sandbox(request, session):
     return render(request, "flow/sandbox.html", _context(session, outcomes=outcomes))
 
 
+def _return_address(request, session) -> str:
+    """Where the result page sends the user: the partner's URL of the session (web), the registered return URL
+    of a launch code with `session_id` and `status` (mobile hand-off), nowhere when the SDK gets a message."""
+    cookie = flow_cookie_read(request)
+    if cookie is not None and cookie.messages_parent:
+        return ""
+    if cookie is not None and cookie.channel == "launch" and cookie.target:
+        separator = "&" if "?" in cookie.target else "?"
+        return f"{cookie.target}{separator}{urlencode({'session_id': session.id, 'status': session.status})}"
+    return session.callback_url if session.status == Status.APPROVED else session.cancel_url
+
+
 @require_GET
 @flow_page(Status.APPROVED, Status.DENIED)
 def result(request, session):
     return render(request, "flow/result.html", _context(
-        session, approved=session.status == Status.APPROVED,
+        session, approved=session.status == Status.APPROVED, return_address=_return_address(request, session),
         denial_message=DENIAL_MESSAGES.get(session.reason, "We could not verify your age."),
     ))
 
@@ -216,6 +230,7 @@ def cancel(request, session):
             session = session_cancel(session_id=session.id)
         except TransitionNotAllowed:  # decided or expired a moment ago: show what won
             session = _reloaded(session)
-    if session.status == Status.DENIED and session.reason == Reason.CANCELLED and session.cancel_url:
-        return SeeOther(session.cancel_url)
+    return_address = _return_address(request, session)
+    if session.status == Status.DENIED and session.reason == Reason.CANCELLED and return_address:
+        return SeeOther(return_address)
     return SeeOther(reverse("flow:result"))

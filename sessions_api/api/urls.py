@@ -3,6 +3,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
+from .client import ClientConfigApi, ClientLaunchApi, ClientSessionCreateApi, ClientSessionStatusApi
 from .sandbox import SandboxAdvanceApi
 from .views import SessionCreateApi, SessionDetailApi
 
@@ -12,6 +13,10 @@ urlpatterns = [
     path("sessions", SessionCreateApi.as_view(), name="sessions-create"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="sessions-detail"),
     path("test/sessions/<str:session_id>/advance", SandboxAdvanceApi.as_view(), name="sandbox-advance"),
+    path("client/config", ClientConfigApi.as_view(), name="client-config"),
+    path("client/session", ClientSessionStatusApi.as_view(), name="client-session-status"),
+    path("client/sessions", ClientSessionCreateApi.as_view(), name="client-sessions-create"),
+    path("client/launch", ClientLaunchApi.as_view(), name="client-launch"),
     path("openapi.json", SpectacularJSONAPIView.as_view(**_public), name="openapi-schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public), name="api-docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="openapi-schema", template_name="sessions_api/redoc.html",

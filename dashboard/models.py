@@ -13,6 +13,9 @@ class AuditLogEntry(models.Model):
         WEBHOOK_SECRET_REVEALED = "webhook_secret.revealed", "Webhook secret revealed"
         WEBHOOK_SECRET_ROTATED = "webhook_secret.rotated", "Webhook secret rotated"
         WEBHOOK_RESENT = "webhook.resent", "Webhook re-sent"
+        PUBLISHABLE_KEY_GENERATED = "publishable_key.generated", "Publishable key generated"
+        PUBLISHABLE_KEY_CHANGED = "publishable_key.changed", "Publishable key settings changed"
+        PUBLISHABLE_KEY_REVOKED = "publishable_key.revoked", "Publishable key revoked"
 
     # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")

@@ -1,4 +1,6 @@
 """Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard."""
+import secrets
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -201,6 +203,10 @@ class PublishableKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    @staticmethod
+    def new_key(mode: str) -> str:
+        return f"av_pk_{mode}_{secrets.token_urlsafe(24)}"
 
 
 class Membership(models.Model):

@@ -136,21 +136,18 @@ def membership_add(*, tenant: Tenant, user) -> Membership:
     return membership
 
 
-PUBLISHABLE_KEY_RANDOM_LENGTH = 32
-
-
 def publishable_key_generate(
     *, tenant: Tenant, mode: str, label: str = "", allowed_origins=(), return_urls=(), created_by=None,
-    client_sessions_enabled: bool = False, client_age_limit: int | None = None,
+    client_sessions_enabled: bool = False, client_age_limit: int | None = None, client_notification_url: str = "",
 ) -> PublishableKey:
     if mode not in ApiKey.Mode.values:
         raise ValueError(f"unknown key mode {mode!r}")
-    random_part = "".join(secrets.choice(_URLSAFE) for _ in range(PUBLISHABLE_KEY_RANDOM_LENGTH))
     key = PublishableKey(
-        tenant=tenant, mode=mode, key=f"av_pk_{mode}_{random_part}", label=label, created_by=created_by,
+        tenant=tenant, mode=mode, key=PublishableKey.new_key(mode), label=label, created_by=created_by,
         allowed_origins=entries_clean(allowed_origins, origin_normalize),
         return_urls=entries_clean(return_urls, return_url_validate),
         client_sessions_enabled=client_sessions_enabled, client_age_limit=client_age_limit,
+        client_notification_url=client_notification_url,
     )
     key.full_clean()
     key.save()

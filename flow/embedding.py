@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from sessions_api.api.rate_limit import client_session_creation_refused
 from sessions_api.client_access import (
     ClientAccessRefused,
     client_secret_for,
@@ -39,6 +40,8 @@ from .navigation import SeeOther, outage_safe
 
 FRAME_CHANNELS = {"frame": "embed", "popup": "popup"}  # the SDK's word -> the flow cookie's channel
 _NO_FRAMING = "frame-ancestors 'none'"
+# The site-wide same-origin opener policy would cut a popup off from the SDK's page that opened it.
+POPUP_OPENER_POLICY = "unsafe-none"
 _MAX_BODY = 4096
 
 
@@ -76,9 +79,11 @@ def embed_frame(request):
         "refusal_detail": "" if allowed else f"The origin {parent_origin} is not allowed for this publishable key: add "
                                              "it to the key's allowed origins in the dashboard (SDK keys).",
     }))
-    # The popup is a top-level window: nothing may frame it.
+    # The popup is a top-level window: nothing may frame it, but it must keep its opener to answer it.
     ancestors = [] if channel == "popup" else (key.allowed_origins if allowed else [parent_origin])
     _embedded_headers(response, ancestors)
+    if channel == "popup":
+        response["Cross-Origin-Opener-Policy"] = POPUP_OPENER_POLICY
     return response
 
 
@@ -123,6 +128,10 @@ def embed_begin(request):
     created_secret = ""
     try:
         if isinstance(data.get("session"), dict):
+            refused = client_session_creation_refused(request, key.pk)
+            if refused is not None:
+                return _refusal("rate_limited", f"Too many sessions created from clients. Retry in "
+                                                f"{refused.retry_after} s.", 429)
             created = client_session_create(key=key, subject=str(data["session"].get("subject", ""))[:255])
             session, created_secret = created.session, client_secret_for(created.session, created.token)
         else:
@@ -191,6 +200,7 @@ def flow_channel(request) -> dict:
 class EmbeddedFlowMiddleware:
     """In a frame: the flow's cookies (and Django's CSRF cookie) cross-site, framing allowed for the bound parent only.
 
+    In a popup: the opener is kept, so the result page can post its message to the SDK's page.
     Sits outside CsrfViewMiddleware, so it sees the CSRF cookie that middleware sets.
     """
 
@@ -202,6 +212,8 @@ class EmbeddedFlowMiddleware:
         if not request.path.startswith("/flow/"):
             return response
         cookie = flow_cookie_read(request)
+        if cookie is not None and cookie.channel == "popup":
+            response["Cross-Origin-Opener-Policy"] = POPUP_OPENER_POLICY
         if cookie is None or not cookie.embedded:
             return response
         for name in (COOKIE_NAME, settings.CSRF_COOKIE_NAME):

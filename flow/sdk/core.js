@@ -12,7 +12,7 @@
   }
 
   function css(element, properties) {
-    // CSSOM properties, never a style attribute or a <style> element: allowed by a strict CSP.
+    // CSSOM properties only (no style attribute in markup, no style element): a strict CSP allows them.
     Object.keys(properties).forEach(function (name) { element.style[name] = properties[name]; });
     return element;
   }

@@ -28,15 +28,12 @@ from ..client_access import (
 )
 from ..timestamps import iso_ms
 from .problems import ApiProblem
-from .rate_limit import bucket_take, client_address
+from .rate_limit import client_session_creation_refused
 from .views import ApiContentNegotiation, problems, require_json_body
 
 SECRET_KEY_PREFIXES = ("av_live_", "av_test_")
 CLIENT_HEADERS = "Authorization, Content-Type"
 PREFLIGHT_MAX_AGE = "600"
-# Sessions created from browsers: per publishable key, and per client address across all keys.
-CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY = 5, 30
-CLIENT_CREATE_RATE_PER_ADDRESS, CLIENT_CREATE_BURST_PER_ADDRESS = 0.2, 10
 
 KEY_PARAMETER = OpenApiParameter(
     "key", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True,
@@ -197,15 +194,10 @@ class ClientSessionCreateApi(ClientApiView):
     def post(self, request):
         require_json_body(request)
         key = self.publishable_key
-        for bucket, rate, burst in (
-            (f"pk:{key.pk}", CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY),
-            (f"pk-address:{client_address(request) or 'unknown'}", CLIENT_CREATE_RATE_PER_ADDRESS,
-             CLIENT_CREATE_BURST_PER_ADDRESS),
-        ):
-            state = bucket_take(bucket, rate=rate, burst=burst)
-            if state is not None and not state.allowed:
-                raise ApiProblem(status_code=429, code="rate_limited", headers={"Retry-After": str(state.retry_after)},
-                                 detail=f"Too many sessions created from clients. Retry in {state.retry_after} s.")
+        refused = client_session_creation_refused(request, key.pk)
+        if refused is not None:
+            raise ApiProblem(status_code=429, code="rate_limited", headers={"Retry-After": str(refused.retry_after)},
+                             detail=f"Too many sessions created from clients. Retry in {refused.retry_after} s.")
         serializer = ClientSessionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:

@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
+from sessions_api.return_urls import return_url
 from sessions_api.sandbox import sandbox_advance
 from sessions_api.selectors import session_face_path_on, session_get, session_retake_message
 from sessions_api.state_machine import TransitionNotAllowed, session_cancel
@@ -207,9 +208,8 @@ def _return_address(request, session) -> str:
     if cookie is not None and cookie.messages_parent:
         return ""
     if cookie is not None and cookie.channel == "launch" and cookie.target:
-        separator = "&" if "?" in cookie.target else "?"
-        return f"{cookie.target}{separator}{urlencode({'session_id': session.id, 'status': session.status})}"
-    return session.callback_url if session.status == Status.APPROVED else session.cancel_url
+        return f"{return_url(cookie.target, session.id)}&{urlencode({'status': session.status})}"
+    return session.callback_return_url if session.status == Status.APPROVED else session.cancel_return_url
 
 
 @require_GET

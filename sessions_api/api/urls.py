@@ -4,14 +4,16 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 from rest_framework.permissions import AllowAny
 
 from .client import ClientConfigApi, ClientLaunchApi, ClientSessionCreateApi, ClientSessionStatusApi
+from .collection import SessionCancelApi, SessionCollectionApi
 from .sandbox import SandboxAdvanceApi
-from .views import SessionCreateApi, SessionDetailApi
+from .views import SessionDetailApi
 
 _public = {"authentication_classes": [], "permission_classes": [AllowAny]}
 
 urlpatterns = [
-    path("sessions", SessionCreateApi.as_view(), name="sessions-create"),
+    path("sessions", SessionCollectionApi.as_view(), name="sessions-create"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="sessions-detail"),
+    path("sessions/<str:session_id>/cancel", SessionCancelApi.as_view(), name="sessions-cancel"),
     path("test/sessions/<str:session_id>/advance", SandboxAdvanceApi.as_view(), name="sandbox-advance"),
     path("client/config", ClientConfigApi.as_view(), name="client-config"),
     path("client/session", ClientSessionStatusApi.as_view(), name="client-session-status"),

@@ -9,7 +9,6 @@ a frame the flow's cookies become `SameSite=None; Secure; Partitioned` and every
 frame-ancestors is the one parent origin bound at begin (EmbeddedFlowMiddleware).
 """
 import json
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -36,6 +35,7 @@ from tenants.selectors import publishable_key_resolve
 from .cookie import COOKIE_NAME, cookie_attributes_cross_site, flow_cookie_read, flow_cookie_set
 from .errors import error_page
 from .headers import CONTENT_SECURITY_POLICY, flow_headers, no_referrer
+from .language import language_cookie_set, language_from_link, supported_language
 from .navigation import SeeOther, outage_safe
 
 FRAME_CHANNELS = {"frame": "embed", "popup": "popup"}  # the SDK's word -> the flow cookie's channel
@@ -49,8 +49,12 @@ def frame_ancestors(origins) -> str:
     return "frame-ancestors " + (" ".join(origins) if origins else "'none'")
 
 
-def _flow_link(locale: str) -> str:
-    return reverse("flow:consent") + (f"?{urlencode({'locale': locale})}" if locale else "")
+def _remember_language(response, language: str | None, *, cross_site: bool) -> None:
+    """The SDK's `locale`, remembered for the pages that follow, as the start link's `locale` is."""
+    if language:
+        language_cookie_set(response, language)
+        if cross_site:
+            cookie_attributes_cross_site(response, settings.LANGUAGE_COOKIE_NAME)
 
 
 def _embedded_headers(response, origins) -> None:
@@ -66,6 +70,7 @@ def embed_frame(request):
     For an origin the key does not allow, the page says only that (origin_not_allowed), to that claimed
     origin alone: framing is allowed for it, so that the SDK hears why before it draws anything.
     """
+    language_from_link(request)  # the page itself speaks the SDK's `locale`; begin remembers it
     key = publishable_key_resolve(request.GET.get("key", ""))
     parent_origin = request.GET.get("origin", "")
     channel = request.GET.get("channel", "frame")
@@ -74,7 +79,7 @@ def embed_frame(request):
     allowed = parent_origin in key.allowed_origins
     response = flow_headers(render(request, "flow/embed.html", {
         "parent_origin": parent_origin, "channel": channel, "publishable_key": key.key,
-        "locale": request.GET.get("locale", "")[:16], "is_sandbox": key.mode == "test",
+        "locale": supported_language(request.GET.get("locale", "")) or "", "is_sandbox": key.mode == "test",
         "refusal": "" if allowed else "origin_not_allowed",
         "refusal_detail": "" if allowed else f"The origin {parent_origin} is not allowed for this publishable key: add "
                                              "it to the key's allowed origins in the dashboard (SDK keys).",
@@ -124,7 +129,7 @@ def embed_begin(request):
     if isinstance(checked, JsonResponse):
         return checked
     key, data, parent_origin, channel = checked
-    locale = str(data.get("locale") or "")[:16]
+    language = supported_language(str(data.get("locale") or ""))
     created_secret = ""
     try:
         if isinstance(data.get("session"), dict):
@@ -140,9 +145,10 @@ def embed_begin(request):
     except ClientAccessRefused as refusal:
         return _refusal(refusal.code, refusal.detail, refusal.status)
     # A session the frame created itself: its secret goes back to the SDK, for a popup if storage is blocked.
-    response = JsonResponse({"next": _flow_link(locale), "mode": session.mode, "clientSecret": created_secret})
+    response = JsonResponse({"next": reverse("flow:consent"), "mode": session.mode, "clientSecret": created_secret})
     response["Cache-Control"] = "no-store"
     flow_cookie_set(response, session, channel=FRAME_CHANNELS[channel], target=parent_origin)
+    _remember_language(response, language, cross_site=channel == "frame")
     return response
 
 
@@ -174,16 +180,20 @@ def embed_launch(request):
 @outage_safe
 def launch(request):
     """A one-time launch code (60 s) exchanged for the first-party flow cookie, as /flow/start does."""
+    language = language_from_link(request)
     code = launch_code_redeem(request.GET.get("code", ""))
     if code is None:
-        return error_page(request, "launch_invalid")
-    try:
-        session = session_open_for_client(code.session)
-    except ClientAccessRefused:
-        return error_page(request, "session_finished" if code.session.is_final else "link_expired",
-                          session=code.session)
-    response = flow_headers(SeeOther(_flow_link(request.GET.get("locale", "")[:16])))
-    flow_cookie_set(response, session, channel="launch", target=code.return_url)
+        response = error_page(request, "launch_invalid")
+    else:
+        try:
+            session = session_open_for_client(code.session)
+        except ClientAccessRefused:
+            response = error_page(request, "session_finished" if code.session.is_final else "link_expired",
+                                  session=code.session)
+        else:
+            response = flow_headers(SeeOther(reverse("flow:consent")))
+            flow_cookie_set(response, session, channel="launch", target=code.return_url)
+    _remember_language(response, language, cross_site=False)
     return response
 
 
@@ -216,7 +226,7 @@ class EmbeddedFlowMiddleware:
             response["Cross-Origin-Opener-Policy"] = POPUP_OPENER_POLICY
         if cookie is None or not cookie.embedded:
             return response
-        for name in (COOKIE_NAME, settings.CSRF_COOKIE_NAME):
+        for name in (COOKIE_NAME, settings.CSRF_COOKIE_NAME, settings.LANGUAGE_COOKIE_NAME):
             if name in response.cookies and response.cookies[name].value:
                 cookie_attributes_cross_site(response, name)
         if _NO_FRAMING in response.get("Content-Security-Policy", ""):

@@ -4,8 +4,15 @@
   var ENVELOPE = "ageverify";
   var READY_TIMEOUT_MS = 15000;
 
+  // For the developer (the user reads the frame's own, translated words).
+  var MESSAGES = {
+    camera_blocked: "The frame may not use the camera: give your iframe allow=\"camera; fullscreen\" (mount() and verify() do).",
+    storage_blocked: "The browser blocks the frame's cookies and the fallback window could not open.",
+    network_error: "The verification service could not be reached."
+  };
+
   function AgeVerifyError(code, message) {
-    var error = new Error(message || code);
+    var error = new Error(message || MESSAGES[code] || code);
     error.name = "AgeVerifyError";
     error.code = code;
     return error;

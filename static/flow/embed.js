@@ -17,10 +17,12 @@
     }
   }
 
+  // What the user reads comes translated from the page; `detail` (for the developer) goes to the SDK only.
   function fail(code, detail, extra) {
-    document.getElementById("embed-title").textContent = "This verification cannot start here";
-    document.getElementById("embed-message").textContent = detail;
-    var data = { code: code, message: detail };
+    var text = { camera_blocked: "data-text-camera", storage_blocked: "data-text-storage" }[code] || "data-text-generic";
+    document.getElementById("embed-title").textContent = root.getAttribute("data-text-refused");
+    document.getElementById("embed-message").textContent = root.getAttribute(text);
+    var data = { code: code, message: detail || "" };
     if (extra) { Object.keys(extra).forEach(function (name) { data[name] = extra[name]; }); }
     send("error", data);
   }
@@ -52,15 +54,14 @@
       // The cookie just set must come back, or the browser blocks this frame's storage.
       return fetch(root.getAttribute("data-check-url"), { credentials: "same-origin" }).then(function (check) {
         if (!check.ok) {
-          fail("storage_blocked", "The browser blocks this frame's cookies: continue in a new window.",
-               answer.body.clientSecret ? { clientSecret: answer.body.clientSecret } : null);
+          fail("storage_blocked", "", answer.body.clientSecret ? { clientSecret: answer.body.clientSecret } : null);
           return;
         }
         send("started", { mode: answer.body.mode });
         window.location.replace(answer.body.next);
       });
     }).catch(function () {
-      fail("network_error", "The verification service could not be reached.");
+      fail("network_error", "");
     });
   }
 
@@ -85,8 +86,7 @@
     return;
   }
   if (!cameraAllowed()) {
-    fail("camera_blocked", "This frame may not use the camera: create the iframe with allow=\"camera; fullscreen\" " +
-                           "(the SDK does this for you).");
+    fail("camera_blocked", "");
     return;
   }
   send("ready", {});

@@ -244,3 +244,13 @@ def test_the_webview_bridge_receives_the_completion_envelope_and_the_tab_returns
     envelopes = [json.loads(text) for text in received]
     assert {"protocol": "ageverify", "version": 1, "type": "complete",
             "data": {"sessionId": created["sessionId"], "status": "approved", "reason": "age_estimation"}} in envelopes
+
+
+def test_the_sdks_locale_reaches_the_flow_in_the_frame(site, test_pk, partner, desktop):
+    created = partner.create_session()
+    desktop.goto(site.origin + "/")
+    start(desktop, test_pk, clientSecret=created["clientSecret"], locale="de")
+    frame = desktop.frame_locator(FRAME)
+    expect(frame.get_by_role("heading", name="Bestätigen Sie Ihr Alter")).to_be_visible()
+    frame.get_by_role("link", name="Ich stimme zu, weiter").click()  # the language cookie works in the frame too
+    expect(frame.get_by_role("heading", name="Test mode: choose the outcome")).to_have_count(0)

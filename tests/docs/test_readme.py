@@ -34,6 +34,8 @@ NOT_RUN = {
     "gunicorn ageverify.wsgi": "production processes: tests/test_deploy.py checks the units that run them",
     "sudo cp deploy/": "installs systemd units as root",
     ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
+    "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "
+                                                        "tests/flow/test_languages.py runs its --check",
 }
 
 

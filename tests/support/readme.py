@@ -43,7 +43,7 @@ class Block:
 
 def _complete(command: str) -> bool:
     try:
-        shlex.split(command)
+        shlex.split(command, comments=True)
     except ValueError:  # an open quote: the command goes on
         return False
     return not command.endswith("\\")

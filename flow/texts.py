@@ -14,6 +14,7 @@ DENIAL_MESSAGES = {
     Reason.DOCUMENT_INVALID: "We could not validate the document.",
     Reason.DOCUMENT_EXPIRED: "The document has expired.",
     Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
+    Reason.UNDERAGE_DIGITAL_ID: "Your digital ID shows that you do not meet the minimum age.",
 }
 SANDBOX_OUTCOMES = {
     Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),

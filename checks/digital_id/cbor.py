@@ -13,11 +13,11 @@ MAX_DEPTH = 12
 MAX_ITEMS = 1024  # array elements + map entries, all levels
 
 
-def cbor_decode(data: object, *, malformed: str) -> object:
+def cbor_decode(data: object, *, malformed: str, max_bytes: int = MAX_BYTES, max_items: int = MAX_ITEMS) -> object:
     """Decode `data` (bytes holding exactly one CBOR item); any flaw raises `malformed`, a cap TOO_LARGE."""
     if not isinstance(data, bytes):
         raise PresentationRefused(malformed, "expected a byte string")
-    if len(data) > MAX_BYTES:
+    if len(data) > max_bytes:
         raise PresentationRefused(Refusal.TOO_LARGE, f"{len(data)} bytes of CBOR")
     stream = io.BytesIO(data)
     try:
@@ -32,11 +32,11 @@ def cbor_decode(data: object, *, malformed: str) -> object:
         raise PresentationRefused(malformed, "not valid CBOR") from None
     if stream.tell() != len(data):
         raise PresentationRefused(malformed, "trailing bytes after the CBOR item")
-    _count_items(value)
+    _count_items(value, max_items)
     return value
 
 
-def _count_items(value: object) -> None:
+def _count_items(value: object, max_items: int) -> None:
     pending, seen = [value], 0
     while pending:
         item = pending.pop()
@@ -49,7 +49,7 @@ def _count_items(value: object) -> None:
             seen += len(item)
             pending.extend(item.keys())
             pending.extend(item.values())
-        if seen > MAX_ITEMS:
+        if seen > max_items:
             raise PresentationRefused(Refusal.TOO_LARGE, "too many CBOR items")
 
 

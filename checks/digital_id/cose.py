@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import cbor2
@@ -42,18 +43,18 @@ class Sign1:
 
 def sign1_parse(value: object, *, malformed: str) -> Sign1:
     if isinstance(value, cbor2.CBORTag) and value.tag == 18:
-        value = value.value
-    if not (isinstance(value, list) and len(value) == 4):
+        value = value.value  # cbor2 hands a tag's content over frozen: a tuple, frozendicts
+    if not (isinstance(value, (list, tuple)) and len(value) == 4):
         raise PresentationRefused(malformed, "COSE_Sign1 is not a 4-element array")
     protected_bytes, unprotected, payload, signature = value
-    if not isinstance(protected_bytes, bytes) or not isinstance(unprotected, dict):
+    if not isinstance(protected_bytes, bytes) or not isinstance(unprotected, Mapping):
         raise PresentationRefused(malformed, "COSE_Sign1 headers malformed")
     protected = cbor_decode(protected_bytes, malformed=malformed) if protected_bytes else {}
     if not isinstance(protected, dict):
         raise PresentationRefused(malformed, "COSE protected header is not a map")
     if not (payload is None or isinstance(payload, bytes)) or not isinstance(signature, bytes):
         raise PresentationRefused(malformed, "COSE_Sign1 payload or signature malformed")
-    return Sign1(protected_bytes, protected, unprotected, payload, signature)
+    return Sign1(protected_bytes, protected, dict(unprotected), payload, signature)
 
 
 def sign1_verify(sign1: Sign1, public_key: ec.EllipticCurvePublicKey, *, payload: bytes) -> bool:
@@ -81,7 +82,7 @@ def x5chain(sign1: Sign1, *, malformed: str) -> list[x509.Certificate]:
     raw = sign1.unprotected.get(HEADER_X5CHAIN, sign1.protected.get(HEADER_X5CHAIN))
     if isinstance(raw, bytes):
         raw = [raw]
-    if not (isinstance(raw, list) and 0 < len(raw) <= MAX_CHAIN and all(isinstance(c, bytes) for c in raw)):
+    if not (isinstance(raw, (list, tuple)) and 0 < len(raw) <= MAX_CHAIN and all(isinstance(c, bytes) for c in raw)):
         raise PresentationRefused(malformed, "x5chain missing or malformed")
     try:
         return [x509.load_der_x509_certificate(der) for der in raw]

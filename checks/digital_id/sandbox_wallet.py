@@ -88,7 +88,7 @@ def sandbox_issuer(secret: bytes) -> Issuer:
                          root_key=_derived_key(secret, b"sandbox-iaca"), signer_key=_derived_key(secret, b"sandbox-ds"))
 
 
-def _cose_sign1(key: ec.EllipticCurvePrivateKey, payload: bytes | None, *, detached_payload: bytes | None = None,
+def cose_sign1_create(key: ec.EllipticCurvePrivateKey, payload: bytes | None, *, detached_payload: bytes | None = None,
                 unprotected: dict | None = None) -> list:
     protected = cbor2.dumps({1: -7})
     signed = detached_payload if payload is None else payload
@@ -122,11 +122,11 @@ def document_mint(
         "validityInfo": {"signed": valid_from, "validFrom": valid_from, "validUntil": valid_until},
     }
     mso_bytes = cbor2.dumps(cbor2.CBORTag(24, cbor2.dumps(mso)))
-    issuer_auth = _cose_sign1(issuer.signer_key, mso_bytes,
+    issuer_auth = cose_sign1_create(issuer.signer_key, mso_bytes,
                               unprotected={33: issuer.signer.public_bytes(serialization.Encoding.DER)})
     device_name_spaces = cbor2.CBORTag(24, cbor2.dumps({}))
     authentication = cbor2.CBORTag(24, cbor2.dumps(["DeviceAuthentication", transcript, doc_type, device_name_spaces]))
-    device_signature = _cose_sign1(device_key, None, detached_payload=cbor2.dumps(authentication))
+    device_signature = cose_sign1_create(device_key, None, detached_payload=cbor2.dumps(authentication))
     return {
         "docType": doc_type,
         "issuerSigned": {"nameSpaces": {namespace: items}, "issuerAuth": issuer_auth},

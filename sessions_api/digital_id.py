@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from checks.digital_id.refusals import PresentationRefused
 from checks.digital_id.request import (
@@ -44,10 +45,11 @@ MAX_DIGITAL_ID_ATTEMPTS = 3
 OFFERED_IN = (Status.INITIATED, Status.REQUIRES_DOC)
 KIND_MDOC = "mdoc"
 
-MESSAGE_NOT_VERIFIED = "We could not verify this digital ID. You can try again or use another way below."
-MESSAGE_INCONCLUSIVE = ("Your digital ID does not show that you are at least {age_limit}. "
-                        "Please use another way below.")
-MESSAGE_REQUEST_GONE = "This request has expired. Please try again."
+# In English here, translated where shown (flow/digital_id.py); %(age_limit)s is filled in after translation.
+MESSAGE_NOT_VERIFIED = gettext_noop("We could not verify this digital ID. You can try again or use another way below.")
+MESSAGE_INCONCLUSIVE = gettext_noop(
+    "Your digital ID does not show that you are at least %(age_limit)s. Please use another way below.")
+MESSAGE_REQUEST_GONE = gettext_noop("This request has expired. Please try again.")
 
 
 class DigitalIdUnavailable(Exception):
@@ -140,7 +142,7 @@ def digital_id_submit(*, session: VerificationSession, request_id: str, protocol
         return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED)
     if credential.outcome == "inconclusive":
         _count_failure(session, "inconclusive: no age_over element settles the limit")
-        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE.format(age_limit=session.age_limit))
+        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE)
     try:
         return _decide(session, credential)
     except TransitionNotAllowed:  # decided, cancelled or expired meanwhile: what won stands

@@ -19,11 +19,14 @@
   }
 
   function say(text) { status.textContent = text; }
+  // The sentences come from the page (flow/texts.py SCRIPT_TEXTS, static/flow/texts.js), in its language.
+  function words(key) { return window.AvText ? window.AvText(key) : ""; }
 
   function withdraw(answer) {
-    if (answer.next) { window.location.assign(answer.next); return; }
+    if (answer.error !== "unavailable" && answer.next) { window.location.assign(answer.next); return; }
     button.hidden = true;
-    say(answer.message || "A digital ID cannot be used for this verification.");
+    Array.prototype.forEach.call(root.querySelectorAll("[data-test-wallet]"), function (test) { test.hidden = true; });
+    say(answer.message || words("digitalIdUnavailable"));
   }
 
   function prepare() {
@@ -34,17 +37,17 @@
       prepared = answer;
       button.disabled = false;
       root.setAttribute("data-ready", "true");
-    }, function () { say("The digital ID option could not be prepared. Please use another way."); });
+    }, function () { say(words("digitalIdPrepareFailed")); });
   }
 
   function submit(protocol, data) {
-    say("Checking your digital ID…");
+    say(words("digitalIdChecking"));
     return post(root.getAttribute("data-response-url"), {
       requestId: prepared.requestId, protocol: protocol, data: data
     }).then(function (answer) {
       if (answer.next) { window.location.assign(answer.next); return; }
-      say(answer.message || "We could not verify this digital ID.");
       if (answer.error) { withdraw(answer); return; }
+      say(answer.message || words("digitalIdNotVerified"));
       return prepare();  // the request was used up: a fresh one for another try
     });
   }
@@ -56,12 +59,12 @@
     button.addEventListener("click", function () {
       if (!prepared) { return; }
       button.disabled = true;
-      say("Follow the steps on your phone or in your wallet.");
+      say(words("digitalIdFollow"));
       navigator.credentials.get({digital: prepared.digital, mediation: "required"}).then(function (credential) {
         return submit(credential.protocol, credential.data);
       }, function () {
         button.disabled = false;
-        say("No digital ID was shared. You can try again or continue another way.");
+        say(words("digitalIdDeclined"));
       });
     });
   }

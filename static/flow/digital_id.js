@@ -1,4 +1,4 @@
-/* "Use a digital ID": a single-use request prepared on load, presented through the Digital Credentials API. */
+/* The digital-ID block: a single-use request prepared on load, presented through the Digital Credentials API. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-digital-id]");

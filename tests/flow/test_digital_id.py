@@ -162,3 +162,23 @@ def test_malformed_bodies_get_a_json_error(api, enabled, trusted):
 def test_without_the_flow_cookie_the_endpoints_refuse(client, db):
     response = client.post("/flow/digital-id/request", "{}", content_type="application/json")
     assert response.status_code == 403
+
+
+def test_the_step_and_its_messages_speak_the_pages_language(api, enabled, trusted):
+    visitor = open_flow(api)
+    page = visitor.client.get("/flow/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert "Oder eine digitale ID verwenden" in page and "Digitale ID verwenden" in page
+    asked = _ask(visitor)
+    data = wallet_present(asked["digital"], issuer=issuer_create(), protocol=PROTOCOL_ANNEX_C, origin=_origin(),
+                          doc_type=EU_AGE_ATTESTATION, elements={"age_over_18": True}, now=timezone.now())
+    response = visitor.client.post("/flow/digital-id/response", json.dumps(
+        {"requestId": asked["requestId"], "protocol": PROTOCOL_ANNEX_C, "data": data}),
+        content_type="application/json", HTTP_ACCEPT_LANGUAGE="fr")
+    assert response.json()["message"].startswith("Nous n'avons pas pu vérifier cette identité numérique.")
+
+
+def test_an_inconclusive_credential_says_which_limit_it_did_not_show(api, enabled, trusted):
+    visitor = open_flow(api, age_limit=21)
+    status, body = _answer(visitor, _ask(visitor), trusted)  # age_over_18 only: says nothing about 21
+    assert body["status"] == "initiated"
+    assert body["message"] == "Your digital ID does not show that you are at least 21. Please use another way below."

@@ -1,7 +1,7 @@
 """Routes of the hosted verification flow under /flow/."""
 from django.urls import path, re_path
 
-from . import digital_id, errors, language, views
+from . import brand, digital_id, errors, language, views
 
 app_name = "flow"
 urlpatterns = [
@@ -19,6 +19,8 @@ urlpatterns = [
     path("digital-id/request", digital_id.request_create, name="digital_id_request"),
     path("digital-id/response", digital_id.response_submit, name="digital_id_response"),
     path("digital-id/test-wallet", digital_id.test_wallet, name="digital_id_test_wallet"),
+    path("brand/<str:tenant_id>/logo.png", brand.logo, name="logo"),
+    path("brand/<str:tenant_id>/theme.css", brand.theme, name="theme"),
     # Anything else under /flow/ gets the flow's own friendly 404 page.
     re_path(r"^(?P<rest>.*)$", errors.not_found),
 ]

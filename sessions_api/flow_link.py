@@ -41,13 +41,14 @@ def flow_signature_for(session: VerificationSession, token: str) -> str:
     )
 
 
-def verification_url(session: VerificationSession, token: str) -> str:
+def verification_url(session: VerificationSession, token: str, signature: str | None = None) -> str:
+    """The hosted flow's start link; `signature` is flow_signature_for(session, token) when already made."""
     query = urlencode(
         {
             "tenant_id": session.tenant_id,
             "session_id": session.id,
             "token": token,
-            "signature": flow_signature_for(session, token),
+            "signature": signature or flow_signature_for(session, token),
         }
     )
     return f"{settings.PUBLIC_BASE_URL}/flow/start?{query}"

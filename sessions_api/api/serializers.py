@@ -163,6 +163,28 @@ class SessionCreateInputSerializer(serializers.Serializer):
         return validated
 
 
+_prototypes: dict[type, serializers.Serializer] = {}
+
+
+def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated fields of a request body, or the ValidationError `serializer_class(data=...)` raises.
+
+    A valid body is checked by one instance of the serializer made once per process (DRF copies every
+    declared field for each new instance, which was most of the cost); a body it refuses goes through
+    a new instance, so that the errors are worded and collected exactly as DRF does.
+    """
+    prototype = _prototypes.get(serializer_class)
+    if prototype is None:
+        prototype = _prototypes.setdefault(serializer_class, serializer_class())
+    try:
+        return prototype.run_validation(data)
+    except (ValidationError, DjangoValidationError):
+        pass
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-22T10:15:30.123Z"})
 class TimestampField(serializers.Field):
     """ISO 8601 UTC with milliseconds and `Z` (CONTRACT 2)."""
@@ -307,11 +329,12 @@ def session_representation(session) -> dict:
 
 def session_created_representation(session: VerificationSession, token: str) -> dict:
     """At creation only: the session plus the flow token, its signature and the hosted flow's link."""
+    signature = flow_signature_for(session, token)
     return {
         **session_representation(session),
         "sessionToken": token,
-        "signature": flow_signature_for(session, token),
-        "verificationUrl": verification_url(session, token),
+        "signature": signature,
+        "verificationUrl": verification_url(session, token, signature),
     }
 
 

@@ -65,9 +65,14 @@ def session_create(
 _SESSION_FIELD_NAMES = [field.attname for field in VerificationSession._meta.concrete_fields]
 
 
+_GIVEN = {"tenant_id", "mode", "subject", "age_limit", "callback_url", "cancel_url", "notification_url",
+          "token_hash", "expires_at", "created_at", "updated_at"}
+_DEFAULTED = [field for field in VerificationSession._meta.concrete_fields if field.attname not in _GIVEN]
+
+
 def _new_session_defaults() -> dict:
-    """Each column's model default (a new id, status, step, counters...), evaluated for one new session."""
-    return {field.attname: field.get_default() for field in VerificationSession._meta.concrete_fields}
+    """The model's default of each column session_create does not set (a new id, status, step, counters...)."""
+    return {field.attname: field.get_default() for field in _DEFAULTED}
 
 
 def idempotency_records_purge() -> int:

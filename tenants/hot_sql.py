@@ -1,22 +1,25 @@
-"""The API's hot queries as prepared statements: one-row reads in a single round trip, one-row inserts.
+"""The API's hot queries as prepared statements, each in a single PostgreSQL round trip.
 
 Django's cursors bind parameters on the client, so PostgreSQL parses and plans every query again: for
 the session read (a primary-key read with three left joins) planning cost several times the read
-itself. A read made here runs as a named prepared statement of the connection (psycopg's server-side
-binding), planned once per connection (`DATABASE_CONN_MAX_AGE`).
+itself, and the ORM compiles an INSERT anew for every save. A query made here runs as a named
+prepared statement of the connection (psycopg's server-side binding), planned once per connection
+(`DATABASE_CONN_MAX_AGE`), through one psycopg cursor kept per connection.
 
 A reused connection is normally checked with a `SELECT 1` before its first query of a request
-(`CONN_HEALTH_CHECKS`). A read made here is its own check: if the connection turns out to be dead
-(PostgreSQL restarted while it was idle) the read is made once more on a new connection, which is
-safe because it writes nothing. So a request that only reads costs one round trip, and a restart
-still costs no request. Elsewhere (SQLite in the demo) the read is an ordinary Django query.
-
-`insert_row` writes one row the same way, in the current transaction (autocommit: its own); it keeps
-Django's connection check, since a write is not made twice.
+(`CONN_HEALTH_CHECKS`). A query made here is its own check: if the connection turns out to be dead
+(PostgreSQL restarted, or dropped it while idle) the query is made once more on a new connection, so
+a restart still costs no request:
+- a read writes nothing, so reading twice is harmless;
+- an insert outside a transaction carries its own new primary key: if the first attempt did commit
+  before the connection broke, the second one meets that key (a unique violation) and the row is
+  there, so the insert counts as done. Inside a transaction nothing is retried.
+Elsewhere (SQLite in the demo) these are ordinary Django queries.
 """
 import time
 
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, OperationalError, connections
+from django.db.models import JSONField
 
 
 def fetch_one(sql: str, params: list):
@@ -26,49 +29,71 @@ def fetch_one(sql: str, params: list):
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchone()
-    folded = (connection.connection is not None and connection.health_check_enabled
-              and not connection.health_check_done and not connection.in_atomic_block)
-    if folded:
-        connection.health_check_done = True  # this read is the check
-    else:
-        connection.close_if_health_check_failed()  # as Django's cursors do (nothing if checked or not enabled)
-    try:
-        return _fetch_prepared(connection, sql, params)
-    except (OperationalError, InterfaceError):
-        if not folded:
-            raise
-        connection.close()  # the reused connection had died: read once more on a new one
-        return _fetch_prepared(connection, sql, params)
+    return _with_folded_check(connection, lambda: _execute_prepared(connection, sql, params, fetch=True))
 
 
 def insert_row(model, values: dict) -> None:
-    """INSERT one row of `model` from {concrete field name: Python value}, every field given."""
+    """INSERT one row of `model` from {field attname: Python value}, every concrete field given, its pk new."""
     connection = connections[DEFAULT_DB_ALIAS]
-    fields = model._meta.concrete_fields
-    params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
+    sql, fields, prepared = _insert_statement(model)
     if connection.vendor != "postgresql":
+        params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
         with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(model, "%s"), params)
+            cursor.execute(sql, params)
         return
-    connection.close_if_health_check_failed()
-    _execute_prepared(connection, _insert_sql(model, "%s"), params, fetch=False)
+    # As the ORM would send them: only JSON needs adapting; the others go to psycopg as they are.
+    params = [field.get_db_prep_save(values[field.attname], connection) if needs_prep else values[field.attname]
+              for field, needs_prep in prepared]
+    if connection.in_atomic_block:
+        connection.close_if_health_check_failed()
+        _execute_prepared(connection, sql, params, fetch=False)
+        return
+    attempts = []
+
+    def insert():
+        attempts.append(True)
+        try:
+            _execute_prepared(connection, sql, params, fetch=False)
+        except IntegrityError as error:
+            if len(attempts) == 1 or not _is_primary_key_violation(error, model):
+                raise
+            # The first attempt committed before its connection broke: the new primary key is already there.
+
+    _with_folded_check(connection, insert)
 
 
-_insert_sql_cache: dict = {}
+def _with_folded_check(connection, query):
+    folded = (connection.connection is not None and connection.health_check_enabled
+              and not connection.health_check_done and not connection.in_atomic_block)
+    if not folded:
+        connection.close_if_health_check_failed()  # as Django's cursors do (nothing if checked or not enabled)
+        return query()
+    connection.health_check_done = True  # the query is the check
+    try:
+        return query()
+    except (OperationalError, InterfaceError):
+        connection.close()  # the reused connection had died: once more on a new one
+        return query()
 
 
-def _insert_sql(model, placeholder: str) -> str:
-    key = (model, placeholder)
-    if key not in _insert_sql_cache:
+def _is_primary_key_violation(error: IntegrityError, model) -> bool:
+    diag = getattr(error.__cause__, "diag", None)
+    return getattr(error.__cause__, "sqlstate", None) == "23505" and diag is not None and (
+        diag.constraint_name == f"{model._meta.db_table}_pkey")
+
+
+_insert_statements: dict = {}
+
+
+def _insert_statement(model):
+    statement = _insert_statements.get(model)
+    if statement is None:
         fields = model._meta.concrete_fields
         columns = ", ".join(f'"{field.column}"' for field in fields)
-        _insert_sql_cache[key] = (f'INSERT INTO "{model._meta.db_table}" ({columns}) '
-                                  f'VALUES ({", ".join([placeholder] * len(fields))})')
-    return _insert_sql_cache[key]
-
-
-def _fetch_prepared(connection, sql: str, params: list):
-    return _execute_prepared(connection, sql, params, fetch=True)
+        sql = f'INSERT INTO "{model._meta.db_table}" ({columns}) VALUES ({", ".join(["%s"] * len(fields))})'
+        prepared = [(field, isinstance(field, JSONField)) for field in fields]
+        statement = _insert_statements[model] = (sql, fields, prepared)
+    return statement
 
 
 def _execute_prepared(connection, sql: str, params: list, *, fetch: bool):

@@ -30,6 +30,8 @@ def _has_unstorable_characters(text: str) -> bool:
     # \uD800 escapes can produce but UTF-8 cannot encode, and invisible format characters: bidi
     # overrides and isolates (U+202A-202E, U+2066-2069) and zero-width ones (U+200B-200F, U+2060, U+FEFF)
     # make a subject or a URL display as something it is not, in the dashboard and in a partner's tools.
+    if text.isascii() and text.isprintable():
+        return False  # the usual case, decided in C: ASCII's only such characters are its controls
     return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
 
 

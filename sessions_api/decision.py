@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_noop
+
 from checks.document import age_on
 from checks.results import AgeReading, DocumentData, Liveness, Retake
 
@@ -20,7 +22,7 @@ from .state_machine import Results
 
 MAX_ATTEMPTS = 3
 
-MESSAGE_NOT_LIVE = (
+MESSAGE_NOT_LIVE = gettext_noop(
     "We could not confirm that this was a live person in front of the camera. "
     "Follow each instruction and turn your head slowly."
 )

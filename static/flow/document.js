@@ -27,14 +27,14 @@
 
   buttons.on.addEventListener("click", function () {
     buttons.on.disabled = true;
-    status.textContent = "Starting the camera…";
+    status.textContent = AvText("cameraStarting");
     AvCamera.start(video, "environment", 1920, 1080).then(function () {
       show(["capture"]);
       buttons.capture.focus();
-      status.textContent = "Fill the frame with the document, then take the photo.";
+      status.textContent = AvText("documentFrame");
     }, function (error) {
       buttons.on.disabled = false;
-      status.textContent = AvCamera.explain(error) + " You can upload a photo below instead.";
+      status.textContent = AvCamera.explain(error) + " " + AvText("documentCameraFailed");
       fallback.open = true;
     });
   });
@@ -45,7 +45,7 @@
     video.hidden = true;
     show(["use", "retake"]);
     buttons.use.focus();
-    status.textContent = "Is all the text sharp and readable? If not, take another.";
+    status.textContent = AvText("documentCheck");
   });
 
   buttons.retake.addEventListener("click", function () {
@@ -53,19 +53,19 @@
     video.hidden = false;
     show(["capture"]);
     buttons.capture.focus();
-    status.textContent = "Fill the frame with the document, then take the photo.";
+    status.textContent = AvText("documentFrame");
   });
 
   buttons.use.addEventListener("click", function () {
     buttons.use.disabled = true;
-    status.textContent = "Sending your photo…";
+    status.textContent = AvText("documentSending");
     AvCamera.toJpeg(still, 0.92).then(function (blob) {
       AvCamera.attach(input, [blob], "document");
       AvCamera.stop(video);
       form.submit();
     }, function () {
       buttons.use.disabled = false;
-      status.textContent = "The photo could not be prepared. Take another, or upload one below.";
+      status.textContent = AvText("documentPrepareFailed");
     });
   });
 })();

@@ -97,8 +97,7 @@ def _insert_statement(model):
 
 
 def _execute_prepared(connection, sql: str, params: list, *, fetch: bool):
-    if connection.connection is None:
-        connection.connect()
+    connection.ensure_connection()  # connects if needed, a failure raised as Django's OperationalError
     raw = connection.connection
     # One psycopg cursor per connection, kept: it binds on the server, so its queries can be prepared.
     cursor = getattr(connection, "_hot_sql_cursor", None)

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
@@ -136,6 +136,12 @@ class StrictUrlField(serializers.Field):
         return value or None
 
 
+@extend_schema_serializer(examples=[OpenApiExample(
+    "A session for one user", request_only=True,
+    description="Runs as is in Swagger's \"Try it out\" (add `notification_url` with your HTTPS webhook receiver).",
+    value={"subject": "user-42", "age_limit": 18, "callback_url": "https://shop.example/verified",
+           "cancel_url": "https://shop.example/cancelled"},
+)])
 class SessionCreateInputSerializer(serializers.Serializer):
     subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)
     age_limit = StrictIntegerField(min_value=AGE_LIMIT_MIN, max_value=AGE_LIMIT_MAX)

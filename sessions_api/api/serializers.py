@@ -32,6 +32,8 @@ def _has_unstorable_characters(text: str) -> bool:
     # \uD800 escapes can produce but UTF-8 cannot encode, and invisible format characters: bidi
     # overrides and isolates (U+202A-202E, U+2066-2069) and zero-width ones (U+200B-200F, U+2060, U+FEFF)
     # make a subject or a URL display as something it is not, in the dashboard and in a partner's tools.
+    if text.isascii() and text.isprintable():
+        return False  # the usual case, decided in C: ASCII's only such characters are its controls
     return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
 
 
@@ -171,6 +173,28 @@ class SessionCreateInputSerializer(serializers.Serializer):
         return validated
 
 
+_prototypes: dict[type, serializers.Serializer] = {}
+
+
+def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated fields of a request body, or the ValidationError `serializer_class(data=...)` raises.
+
+    A valid body is checked by one instance of the serializer made once per process (DRF copies every
+    declared field for each new instance, which was most of the cost); a body it refuses goes through
+    a new instance, so that the errors are worded and collected exactly as DRF does.
+    """
+    prototype = _prototypes.get(serializer_class)
+    if prototype is None:
+        prototype = _prototypes.setdefault(serializer_class, serializer_class())
+    try:
+        return prototype.run_validation(data)
+    except (ValidationError, DjangoValidationError):
+        pass
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-22T10:15:30.123Z"})
 class TimestampField(serializers.Field):
     """ISO 8601 UTC with milliseconds and `Z` (CONTRACT 2)."""
@@ -261,6 +285,23 @@ class ValidateDocOutputSerializer(serializers.Serializer):
         return f"{result.birthdate.isoformat()}T00:00:00.000Z"
 
 
+class AgeCredentialIssuerOutputSerializer(serializers.Serializer):
+    country = serializers.CharField(allow_null=True, help_text="ISO 3166 code of the trust anchor's country.")
+    trustSource = serializers.CharField(help_text='Where the anchor was configured from: "pem:<name>", "vical:<name>", "sandbox".')
+
+
+class AgeCredentialOutputSerializer(serializers.Serializer):
+    """A wallet credential's age proof (digital ID): one boolean, never a birth date."""
+
+    kind = serializers.ChoiceField(choices=["mdoc"])
+    docType = serializers.CharField(help_text="eu.europa.ec.av.1 or org.iso.18013.5.1.mDL")
+    claim = serializers.CharField(help_text="The element that settled it, e.g. age_over_18.")
+    value = serializers.BooleanField()
+    ageLimit = serializers.IntegerField()
+    issuer = AgeCredentialIssuerOutputSerializer()
+    verifiedAt = TimestampField()
+
+
 class SessionCreateResponseSerializer(serializers.Serializer):
     session = SessionCreatedOutputSerializer()
 
@@ -270,6 +311,7 @@ class SessionReadResponseSerializer(serializers.Serializer):
     ageEstimation = AgeEstimationOutputSerializer(allow_null=True)
     liveness = LivenessOutputSerializer(allow_null=True)
     validateDoc = ValidateDocOutputSerializer(allow_null=True)
+    ageCredential = AgeCredentialOutputSerializer(allow_null=True)
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -321,11 +363,12 @@ def session_representation(session) -> dict:
 
 def session_created_representation(session: VerificationSession, token: str) -> dict:
     """At creation only: the session plus the flow token, its signature and the hosted flow's link."""
+    signature = flow_signature_for(session, token)
     return {
         **session_representation(session),
         "sessionToken": token,
-        "signature": flow_signature_for(session, token),
-        "verificationUrl": verification_url(session, token),
+        "signature": signature,
+        "verificationUrl": verification_url(session, token, signature),
         "clientSecret": client_secret_for(session, token),
     }
 
@@ -335,6 +378,7 @@ def session_read_representation(session) -> dict:
     age = _related_or_none(session, "age_estimation")
     liveness = _related_or_none(session, "liveness")
     document = _related_or_none(session, "document")
+    credential = _related_or_none(session, "age_credential")
     return {
         "session": session_representation(session),
         "ageEstimation": None if age is None else {
@@ -350,5 +394,14 @@ def session_read_representation(session) -> dict:
         "validateDoc": None if document is None else {
             "trueAge": document.true_age,
             "birthdate": f"{document.birthdate.isoformat()}T00:00:00.000Z",
+        },
+        "ageCredential": None if credential is None else {
+            "kind": credential.kind,
+            "docType": credential.doc_type,
+            "claim": credential.claim,
+            "value": credential.value,
+            "ageLimit": session.age_limit,
+            "issuer": {"country": credential.issuer_country or None, "trustSource": credential.trust_source},
+            "verifiedAt": iso_ms(credential.created_at),
         },
     }

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenants', '0005_tenant_branding'),
+        ('tenants', '0006_tenant_digital_id_enabled'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_api', '0005_sessiondailycount'),
+        ('sessions_api', '0006_digital_id'),
     ]
 
     operations = [

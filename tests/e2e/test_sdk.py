@@ -127,8 +127,8 @@ def test_inline_flow_completes_with_the_camera_in_the_frame_and_a_document(
     frame = desktop.frame_locator("#inline iframe")
     frame.get_by_role("link", name="I agree, continue").click()
     frame.get_by_role("button", name="Turn on the camera").click()  # Chromium's fake camera, inside the frame
-    expect(frame.get_by_role("button", name="Start")).to_be_visible()
-    assert wait_for_log(desktop, lambda log: "camera" in log["events"])["errors"] == []
+    expect(frame.get_by_role("button", name="Start")).to_be_visible(timeout=30_000)  # a loaded machine is slow
+    assert wait_for_log(desktop, lambda log: "camera" in log["events"], timeout=30)["errors"] == []
     frame.get_by_role("button", name="Use an ID document instead").click()
     upload_document(frame, document_photo(years_ago(30)))
 

@@ -148,3 +148,16 @@ def test_the_scripts_get_their_words_in_the_pages_language(live_visitor):
     texts = re.search(r'<script id="flow-texts" type="application/json">(.*?)</script>', body).group(1)
     assert '"cameraStarting": "Avvio della fotocamera\\u2026"' in texts
     assert '"selfieStep": "Passo %(step)s di %(total)s"' in texts
+
+
+def test_switching_language_on_a_refused_link_shows_the_same_page_again(api):
+    created = api.create_session()
+    link = start_path(created["verificationUrl"]).replace("signature=", "signature=x")
+    client = Client()
+    page = client.get(link).content.decode()
+    back = re.search(r'name="next" value="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert back == link
+
+    response = client.get("/flow/language", {"language": "fr", "next": back}, follow=True)
+
+    assert response.status_code == 403 and "Ce lien n’est pas valide" in response.content.decode()

@@ -17,7 +17,7 @@ from ageverify_client import (
     ServerError,
 )
 
-from tests.support.scripted_server import RESET, Answer, ScriptedServer
+from tests.support.scripted_server import RESET, TRUNCATED, Answer, ScriptedServer
 
 SESSION = {
     "sessionId": "ses_01KTESTSESSION0000000000000", "status": "initiated", "subject": "user-42", "ageLimit": 18,
@@ -25,7 +25,8 @@ SESSION = {
     "cancelUrl": None, "notificationUrl": None, "createdAt": "2026-11-22T10:15:30.123Z",
     "updatedAt": "2026-11-22T10:15:30.123Z",
 }
-CREATED = Answer(201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig", "verificationUrl": "http://x/flow"}})
+CREATED = Answer(201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig",
+                                   "verificationUrl": "http://x/flow"}})
 READ = Answer(200, {"session": SESSION, "ageEstimation": None, "liveness": None, "validateDoc": None})
 
 
@@ -121,7 +122,7 @@ def test_a_429_asking_for_longer_than_max_retry_wait_raises_at_once_with_the_wai
 
 
 @pytest.mark.parametrize("failure", [problem(500, "internal"), problem(502, "bad_gateway"),
-                                     problem(504, "gateway_timeout"), RESET])
+                                     problem(504, "gateway_timeout"), RESET, TRUNCATED])
 def test_a_get_is_retried_after_a_server_error_or_a_dropped_connection(server, client, failure):
     server.script(failure, READ)
 

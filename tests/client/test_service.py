@@ -64,9 +64,10 @@ def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, cel
     assert created.expires_at > created.created_at
 
     # The user finishes in the hosted flow a moment later (the sandbox endpoint plays the user).
-    user = _later(0.6, lambda: AgeVerify(tenant.test_key, base_url=service).sandbox.advance(created.session_id, "approved"))
+    user = AgeVerify(tenant.test_key, base_url=service)
+    finishing = _later(0.6, lambda: user.sandbox.advance(created.session_id, "approved"))
     result = sandbox.sessions.wait(created.session_id, timeout=15, interval=0.2)
-    user.join()
+    finishing.join()
 
     assert result.approved and result.session.is_final
     assert result.reason in {"age_estimation", "document"}

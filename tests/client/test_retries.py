@@ -186,15 +186,16 @@ def test_an_html_error_page_from_a_proxy_still_raises_a_problem(server):
 
 def test_fields_the_client_does_not_know_yet_are_kept(server, client):
     session = {**SESSION, "status": "approved", "reason": "digital_id", "riskLevel": "low"}
-    credential = {"kind": "mdoc", "claim": "age_over_18", "value": True}
+    credential = {"kind": "mdoc", "claim": "age_over_18", "value": True, "issuer": {"country": "UT", "chain": []}}
     server.script(Answer(200, {"session": session, "ageEstimation": None, "liveness": None, "validateDoc": None,
-                               "ageCredential": credential}))
+                               "ageCredential": credential, "riskSignals": ["new_device"]}))
 
     result = client.sessions.get(SESSION["sessionId"])
 
     assert result.approved and result.reason == "digital_id"
     assert result.session.extra == {"riskLevel": "low"}
-    assert result.extra == {"ageCredential": credential}
+    assert result.extra == {"riskSignals": ["new_device"]}
+    assert result.age_credential.issuer.extra == {"chain": []} and result.age_credential.doc_type is None
     assert result.raw["ageCredential"] == credential
 
 

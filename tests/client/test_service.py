@@ -173,3 +173,16 @@ def test_cancelling_a_session_that_ended_otherwise_is_a_conflict(sandbox):
     with pytest.raises(ConflictError) as raised:
         sandbox.sessions.cancel(created.session_id)
     assert raised.value.code == "session_final" and "document_expired" in raised.value.detail
+
+
+def test_a_digital_id_approval_reads_as_a_typed_age_credential(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(created.session_id, "approved", reason="digital_id")
+
+    result = sandbox.sessions.get(created.session_id)
+
+    credential = result.age_credential
+    assert (result.reason, result.validate_doc, result.extra) == ("digital_id", None, {})
+    assert (credential.kind, credential.value, credential.age_limit) == ("mdoc", True, 18)
+    assert credential.claim and credential.doc_type and credential.verified_at.tzinfo is not None
+    assert (credential.issuer.country, credential.issuer.trust_source) == ("UT", "sandbox")

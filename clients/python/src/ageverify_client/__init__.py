@@ -24,8 +24,10 @@ from .errors import (
 )
 from .models import (
     FINAL_STATUSES,
+    AgeCredential,
     AgeEstimation,
     CreatedSession,
+    CredentialIssuer,
     Liveness,
     Session,
     SessionPage,
@@ -36,9 +38,10 @@ from .models import (
 from .webhooks import WebhookEvent, WebhookEventData, WebhookVerifier
 
 __all__ = [
-    "AgeEstimation", "AgeVerify", "AgeVerifyError", "ApiConnectionError", "ApiError", "AuthenticationError",
-    "BadRequestError", "ConfirmationError", "ConflictError", "CreatedSession", "FINAL_STATUSES", "Liveness",
-    "NotFoundError", "PermissionDeniedError", "RateLimitError", "Sandbox", "ServerError", "Session",
-    "SessionPage", "SessionResult", "Sessions", "Status", "UnprocessableError", "ValidateDoc", "WaitTimeout",
-    "WebhookEvent", "WebhookEventData", "WebhookVerificationError", "WebhookVerifier", "Webhooks", "__version__",
+    "AgeCredential", "AgeEstimation", "AgeVerify", "AgeVerifyError", "ApiConnectionError", "ApiError",
+    "AuthenticationError", "BadRequestError", "ConfirmationError", "ConflictError", "CreatedSession",
+    "CredentialIssuer", "FINAL_STATUSES", "Liveness", "NotFoundError", "PermissionDeniedError",
+    "RateLimitError", "Sandbox", "ServerError", "Session", "SessionPage", "SessionResult", "Sessions",
+    "Status", "UnprocessableError", "ValidateDoc", "WaitTimeout", "WebhookEvent", "WebhookEventData",
+    "WebhookVerificationError", "WebhookVerifier", "Webhooks", "__version__",
 ]

@@ -116,6 +116,12 @@ class ApiView(APIView):
                 pending.abandon()
 
     def finalize_response(self, request, response, *args, **kwargs):
+        response = self.rate_limit_decided(request, response)
+        response = super().finalize_response(request, response, *args, **kwargs)
+        return self.with_api_headers(request, response)
+
+    def rate_limit_decided(self, request, response):
+        """The answer, or the refusal that a read's rate-limit answer (read after the view ran) calls for."""
         pending = getattr(request, "rate_limit_pending", None)
         if pending is not None:
             # A read-only request ran while its rate-limit answer travelled; that answer still decides.
@@ -125,7 +131,10 @@ class ApiView(APIView):
                     self.throttled(request, None)
             except APIException as refusal:
                 response = self.handle_exception(refusal)
-        response = super().finalize_response(request, response, *args, **kwargs)
+        return response
+
+    @staticmethod
+    def with_api_headers(request, response):
         # X-API-Key is not Authorization, so nothing else tells a shared cache these answers are private.
         response["Cache-Control"] = "no-store"
         state = getattr(request, "rate_limit_state", None)

@@ -43,3 +43,16 @@ class DocumentData:
     expiry_date: datetime.date | None
     checks_valid: bool  # every MRZ check digit verified / AAMVA mandatory fields parse
     problem: str | None  # short internal explanation when checks_valid is False
+
+
+@dataclass(frozen=True)
+class AgeCredential:
+    """What a verified wallet presentation proved about the age limit; nothing else of it is kept."""
+
+    doc_type: str  # "eu.europa.ec.av.1" | "org.iso.18013.5.1.mDL"
+    claim: str | None  # the element that settled it ("age_over_18"); None when none did
+    value: bool | None  # that element's value
+    age_limit: int
+    issuer_country: str | None  # the trust anchor's country
+    trust_source: str  # where the operator took the anchor from
+    outcome: str  # "over" | "under" | "inconclusive"

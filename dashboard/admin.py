@@ -144,6 +144,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "age_estimation": getattr(session, "age_estimation", None),
                 "liveness": getattr(session, "liveness", None),
                 "document": getattr(session, "document", None),
+                "age_credential": getattr(session, "age_credential", None),
             },
             events=list(SessionEvent.objects.filter(session=session)),
             deliveries=deliveries_for_session(session=session),
@@ -206,7 +207,7 @@ class AuditLogDashboardAdmin(TenantScopedAdmin):
 
 _DETAIL_LABELS = {
     "mode": "Mode", "label": "Label", "previous": "Previous secret", "previous_signs_until": "Previous signs until",
-    "original": "Message", "url": "URL",
+    "original": "Message", "url": "URL", "previous_address": "Previous address",
 }
 
 

@@ -20,6 +20,7 @@ DENIAL_MESSAGES = {
     Reason.DOCUMENT_INVALID: _("We could not validate the document."),
     Reason.DOCUMENT_EXPIRED: _("The document has expired."),
     Reason.UNDERAGE_DOCUMENT: _("The document shows that you do not meet the minimum age."),
+    Reason.UNDERAGE_DIGITAL_ID: _("Your digital ID shows that you do not meet the minimum age."),
 }
 DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
 SANDBOX_OUTCOMES = {
@@ -54,6 +55,13 @@ SCRIPT_TEXTS = {
     "documentCheck": _("Is all the text sharp and readable? If not, take another."),
     "documentSending": _("Sending your photo…"),
     "documentPrepareFailed": _("The photo could not be prepared. Take another, or upload one below."),
+    # static/flow/digital_id.js
+    "digitalIdUnavailable": _("A digital ID cannot be used for this verification any more. Please use another way."),
+    "digitalIdPrepareFailed": _("The digital ID option could not be prepared. Please use another way."),
+    "digitalIdChecking": _("Checking your digital ID…"),
+    "digitalIdNotVerified": _("We could not verify this digital ID. You can try again or use another way below."),
+    "digitalIdFollow": _("Follow the steps on your phone or in your wallet."),
+    "digitalIdDeclined": _("No digital ID was shared. You can try again or continue another way."),
     # static/flow/progress.js
     "progressSlow": _("This is taking longer than usual. Please keep this page open."),
 }

@@ -30,6 +30,14 @@ GUIDE: dict[str, ReasonGuide] = {
     Reason.UNDERAGE_DOCUMENT: ReasonGuide(
         Status.DENIED, "The document shows the user is younger than the age limit.",
         "Do not grant access; do not offer an immediate retry."),
+    Reason.DIGITAL_ID: ReasonGuide(
+        Status.APPROVED, "A wallet credential (EU age attestation or mobile driving licence) proved `age_over_NN` "
+        "for the limit, verified offline against a trusted issuer.",
+        "Grant access; `ageCredential` holds what was proved (`validateDoc` stays `null`: no birth date is read)."),
+    Reason.UNDERAGE_DIGITAL_ID: ReasonGuide(
+        Status.DENIED, "A wallet credential proved the user is under the age limit (`age_over_NN` false with NN "
+        "at or below the limit).",
+        "Do not grant access; do not offer an immediate retry."),
     Reason.ATTEMPTS_EXCEEDED: ReasonGuide(
         Status.DENIED, "Three attempts at one step gave nothing usable (no face, unreadable document), "
         "or too many uploads were refused.",

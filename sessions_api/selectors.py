@@ -12,7 +12,15 @@ from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule
-from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, Status, VerificationSession
+from .models import (
+    AgeCredentialResult,
+    AgeEstimationResult,
+    DocumentResult,
+    LivenessResult,
+    SessionEvent,
+    Status,
+    VerificationSession,
+)
 from .state_machine import OPEN_STATUSES, session_expire_if_due
 
 
@@ -29,7 +37,8 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
     """
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
-    sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+    sessions = VerificationSession.objects.select_related(
+        "tenant", "age_estimation", "liveness", "document", "age_credential")
     if tenant is not None:
         sessions = sessions.filter(tenant=tenant)
     if mode is not None:
@@ -72,6 +81,17 @@ class DocumentRead:
     birthdate: date
 
 
+@dataclass(frozen=True)
+class AgeCredentialRead:
+    kind: str
+    doc_type: str
+    claim: str
+    value: bool
+    issuer_country: str
+    trust_source: str
+    created_at: datetime
+
+
 class SessionRead(NamedTuple):
     """What GET /v1/sessions/{id} shows of a session and its results, nothing more (a tuple: made per read)."""
 
@@ -90,6 +110,7 @@ class SessionRead(NamedTuple):
     age_estimation: AgeEstimationRead | None
     liveness: LivenessRead | None
     document: DocumentRead | None
+    age_credential: AgeCredentialRead | None
 
 
 _SESSION_COLUMNS = SessionRead._fields[:12]
@@ -100,13 +121,15 @@ def _session_read_sql() -> str:
     # Written once from the models' tables: the API's most frequent read runs without ORM compilation,
     # in one round trip, with the columns the answer shows and no ORDER BY (a primary-key read).
     session = VerificationSession._meta.db_table
-    age, liveness, document = (model._meta.db_table for model in (AgeEstimationResult, LivenessResult, DocumentResult))
+    age, liveness, document, credential = (model._meta.db_table for model in (
+        AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult))
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
-        f"d.id, d.true_age, d.birthdate FROM {session} s "
+        f"d.id, d.true_age, d.birthdate, "
+        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
-        f"LEFT JOIN {document} d ON d.session_id = s.id "
+        f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "
         "WHERE s.id = %s AND s.tenant_id = %s AND s.mode = %s"
     )
 
@@ -118,7 +141,8 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
     if row is None:
         raise SessionNotFound(session_id)
-    age_id, age, confidence, liveness_id, is_live, score, document_id, true_age, birthdate = row[12:]
+    age_id, age, confidence, liveness_id, is_live, score, document_id, true_age, birthdate = row[12:21]
+    credential_id, *credential = row[21:]
     if row[1] in OPEN_STATUSES and row[6] <= timezone.now():  # status, expires_at
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
@@ -128,6 +152,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(true_age, birthdate) if document_id is not None else None,
+        age_credential=AgeCredentialRead(*credential) if credential_id is not None else None,
     )
 
 

@@ -226,7 +226,8 @@ class SessionOutputSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
-    @extend_schema_field({"type": "string", "enum": Reason.values, "nullable": True, "description": reason_description()})
+    @extend_schema_field({"type": "string", "enum": [*Reason.values, None], "nullable": True,
+                          "description": reason_description()})
     def get_reason(self, session) -> str | None:
         return session.reason or None
 
@@ -278,6 +279,23 @@ class ValidateDocOutputSerializer(serializers.Serializer):
         return f"{result.birthdate.isoformat()}T00:00:00.000Z"
 
 
+class AgeCredentialIssuerOutputSerializer(serializers.Serializer):
+    country = serializers.CharField(allow_null=True, help_text="ISO 3166 code of the trust anchor's country.")
+    trustSource = serializers.CharField(help_text='Where the anchor was configured from: "pem:<name>", "vical:<name>", "sandbox".')
+
+
+class AgeCredentialOutputSerializer(serializers.Serializer):
+    """A wallet credential's age proof (digital ID): one boolean, never a birth date."""
+
+    kind = serializers.ChoiceField(choices=["mdoc"])
+    docType = serializers.CharField(help_text="eu.europa.ec.av.1 or org.iso.18013.5.1.mDL")
+    claim = serializers.CharField(help_text="The element that settled it, e.g. age_over_18.")
+    value = serializers.BooleanField()
+    ageLimit = serializers.IntegerField()
+    issuer = AgeCredentialIssuerOutputSerializer()
+    verifiedAt = TimestampField()
+
+
 class SessionCreateResponseSerializer(serializers.Serializer):
     session = SessionCreatedOutputSerializer()
 
@@ -287,6 +305,7 @@ class SessionReadResponseSerializer(serializers.Serializer):
     ageEstimation = AgeEstimationOutputSerializer(allow_null=True)
     liveness = LivenessOutputSerializer(allow_null=True)
     validateDoc = ValidateDocOutputSerializer(allow_null=True)
+    ageCredential = AgeCredentialOutputSerializer(allow_null=True)
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -352,6 +371,7 @@ def session_read_representation(session) -> dict:
     age = _related_or_none(session, "age_estimation")
     liveness = _related_or_none(session, "liveness")
     document = _related_or_none(session, "document")
+    credential = _related_or_none(session, "age_credential")
     return {
         "session": session_representation(session),
         "ageEstimation": None if age is None else {
@@ -367,5 +387,14 @@ def session_read_representation(session) -> dict:
         "validateDoc": None if document is None else {
             "trueAge": document.true_age,
             "birthdate": f"{document.birthdate.isoformat()}T00:00:00.000Z",
+        },
+        "ageCredential": None if credential is None else {
+            "kind": credential.kind,
+            "docType": credential.doc_type,
+            "claim": credential.claim,
+            "value": credential.value,
+            "ageLimit": session.age_limit,
+            "issuer": {"country": credential.issuer_country or None, "trustSource": credential.trust_source},
+            "verifiedAt": iso_ms(credential.created_at),
         },
     }

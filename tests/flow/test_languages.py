@@ -18,7 +18,8 @@ from tests.support.flow import open_flow, start_path
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose MESSAGE_* constants are shown to the user by the flow (as stored or raised English text).
 USER_MESSAGE_MODULES = ("checks.age", "checks.images", "checks.liveness", "checks.document",
-                        "sessions_api.decision", "sessions_api.submission", "flow.uploads", "flow.texts")
+                        "sessions_api.decision", "sessions_api.submission", "flow.uploads", "flow.texts",
+                        "sessions_api.digital_id", "flow.digital_id")
 
 
 def test_every_flow_string_is_translated_in_every_shipped_language():
@@ -148,3 +149,12 @@ def test_the_scripts_get_their_words_in_the_pages_language(live_visitor):
     texts = re.search(r'<script id="flow-texts" type="application/json">(.*?)</script>', body).group(1)
     assert '"cameraStarting": "Avvio della fotocamera\\u2026"' in texts
     assert '"selfieStep": "Passo %(step)s di %(total)s"' in texts
+
+
+
+def test_a_refused_link_has_no_language_switch_since_it_would_lose_the_link(api):
+    created = api.create_session()
+
+    page = Client().get(start_path(created["verificationUrl"]).replace("signature=", "signature=x")).content.decode()
+
+    assert "This link is not valid" in page and 'action="/flow/language"' not in page

@@ -302,6 +302,11 @@ API_RATE_LIMIT_BURST = int(os.environ.get("API_RATE_LIMIT_BURST", "200"))
 # Requests with a missing or invalid key, per client address (see DASHBOARD_LOGIN_TRUSTED_PROXIES).
 API_UNAUTHENTICATED_RATE_PER_SECOND = float(os.environ.get("API_UNAUTHENTICATED_RATE_PER_SECOND", "2"))
 API_UNAUTHENTICATED_BURST = int(os.environ.get("API_UNAUTHENTICATED_BURST", "30"))
+# Sessions created from a browser or app with a publishable key (SDK mode, opt-in per key).
+CLIENT_SESSIONS_RATE_PER_KEY = float(os.environ.get("CLIENT_SESSIONS_RATE_PER_KEY", "5"))
+CLIENT_SESSIONS_BURST_PER_KEY = int(os.environ.get("CLIENT_SESSIONS_BURST_PER_KEY", "30"))
+CLIENT_SESSIONS_RATE_PER_ADDRESS = float(os.environ.get("CLIENT_SESSIONS_RATE_PER_ADDRESS", "0.2"))
+CLIENT_SESSIONS_BURST_PER_ADDRESS = int(os.environ.get("CLIENT_SESSIONS_BURST_PER_ADDRESS", "10"))
 IDEMPOTENCY_TTL = timedelta(hours=24)
 # The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
 AGE_POLICY_FILE = os.environ.get("AGE_POLICY_FILE", "")

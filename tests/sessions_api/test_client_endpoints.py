@@ -158,3 +158,35 @@ def test_an_expired_session_is_reported_as_session_expired_at_launch(browser, pk
     response = browser.post(f"/v1/client/launch?key={pk.key}", {}, content_type="application/json",
                             headers={"Authorization": f"Bearer {created['clientSecret']}"})
     assert response.status_code == 410 and response.json()["code"] == "session_expired"
+
+
+def test_client_sessions_are_rate_limited_per_client_address(browser, pk, settings):
+    settings.CLIENT_SESSIONS_BURST_PER_ADDRESS = 2
+    settings.CLIENT_SESSIONS_RATE_PER_ADDRESS = 0.01
+    pk.client_sessions_enabled, pk.client_age_limit = True, 18
+    pk.save()
+
+    def create(address):
+        return browser.post(f"/v1/client/sessions?key={pk.key}", {"subject": "u"}, content_type="application/json",
+                            headers={"Origin": SHOP}, REMOTE_ADDR=address)
+
+    assert [create("203.0.113.9").status_code for _ in range(3)] == [201, 201, 429]
+    refused = create("203.0.113.9")
+    assert refused.json()["code"] == "rate_limited" and int(refused["Retry-After"]) >= 1
+    assert create("198.51.100.20").status_code == 201  # another address has its own budget
+    assert VerificationSession.objects.count() == 3
+
+
+def test_an_operator_adds_a_publishable_key_in_the_admin_and_it_works_at_once(onboarded, db, client):
+    from django.contrib.auth import get_user_model
+
+    from tenants.models import PublishableKey
+
+    client.force_login(get_user_model().objects.create_superuser("ops", "ops@ageverify.test", "pw-pw-pw-pw"))
+    response = client.post("/admin/tenants/publishablekey/add/", {
+        "tenant": onboarded.tenant.pk, "mode": "live", "label": "app", "allowed_origins": "https://shop.example/",
+        "return_urls": "myapp://verified", "client_age_limit": "", "client_notification_url": ""})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    key = PublishableKey.objects.get(tenant=onboarded.tenant)
+    assert key.key.startswith("av_pk_live_") and key.allowed_origins == [SHOP]
+    assert Client().get("/v1/client/config", {"key": key.key}, headers={"Origin": SHOP}).json()["mode"] == "live"

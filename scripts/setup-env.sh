@@ -36,6 +36,16 @@ ensure_venv() {
     touch "$stamp"
   fi
   ensure_age_network
+  ensure_face_model
+}
+
+# The holder match's descriptor model comes inside a PyPI package; its sha256 is checked here at
+# setup time (and again before it is loaded), so a wrong file fails the install, not a user's session.
+ensure_face_model() {
+  if ! .venv/bin/python -m checks.face_match; then
+    echo "the face descriptor model failed its check: see the message above" >&2
+    return 1
+  fi
 }
 
 # The age network is converted from a pinned npm package to ONNX once, hash-checked before and

@@ -217,5 +217,5 @@ def cancel(request, session):
         except TransitionNotAllowed:  # decided or expired a moment ago: show what won
             session = _reloaded(session)
     if session.status == Status.DENIED and session.reason == Reason.CANCELLED and session.cancel_url:
-        return SeeOther(session.cancel_url)
+        return SeeOther(session.cancel_return_url)
     return SeeOther(reverse("flow:result"))

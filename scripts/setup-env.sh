@@ -25,10 +25,11 @@ ensure_venv() {
     "$python" -m venv .venv
     .venv/bin/pip install -q --upgrade pip
   fi
-  local stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras:-base}"
+  # The partner client (clients/python, its own distribution) is installed editable beside the service.
+  local stamp=".venv/.installed-$(cat pyproject.toml clients/python/pyproject.toml | sha256sum | cut -c1-16)-${extras:-base}"
   if [ ! -f "$stamp" ]; then
     echo "== python: installing dependencies (${extras:-base})"
-    if ! .venv/bin/pip install -q -e ".${extras:+[$extras]}" >.venv/pip-install.log 2>&1; then
+    if ! .venv/bin/pip install -q -e ".${extras:+[$extras]}" -e clients/python >.venv/pip-install.log 2>&1; then
       cat .venv/pip-install.log >&2
       echo "pip install failed (log: .venv/pip-install.log)" >&2
       return 1

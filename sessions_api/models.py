@@ -5,6 +5,7 @@ from tenants.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
 from .choices import Mode, Reason, Status, Step
+from .return_urls import return_url
 
 
 def new_session_id() -> str:
@@ -51,6 +52,16 @@ class VerificationSession(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in (Status.APPROVED, Status.DENIED)
+
+    @property
+    def callback_return_url(self) -> str:
+        """Where the browser of an approved user goes: `callback_url` with `session_id` added."""
+        return return_url(self.callback_url, self.id)
+
+    @property
+    def cancel_return_url(self) -> str:
+        """Where the browser of a user not approved goes: `cancel_url` with `session_id` added."""
+        return return_url(self.cancel_url, self.id)
 
 
 class AgeEstimationResult(models.Model):

@@ -14,7 +14,7 @@ from checks.results import AgeReading
 
 from .age_assurance.policy import FaceRule, tenant_face_rule
 from .models import Mode, Reason, Status, Step, VerificationSession
-from .state_machine import Results, TransitionNotAllowed, session_transition
+from .state_machine import ENDS_ANY_OPEN_SESSION, Results, TransitionNotAllowed, session_transition
 
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
 
@@ -25,6 +25,7 @@ APPROVED_MARGIN_OVER_THRESHOLD = 2
 UNSURE_AGE_OFFSET = 1
 LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
 DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
+DOCUMENT_EXPIRED_DAYS_AGO = 30
 
 
 class NotASandboxSession(Exception):
@@ -65,24 +66,48 @@ def _approving_estimate(rule: FaceRule) -> float:
     return estimated_age
 
 
-def _decision_step(session: VerificationSession, to: str, on_document: bool) -> dict:
+# The reasons a sandbox session may be given for each outcome; the first is the default of its step.
+REASONS_OF_TARGET = {
+    Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT),
+    Status.DENIED: (Reason.LIVENESS_FAILED, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
+                    Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED, Reason.EXPIRED),
+}
+# Reasons only a document can give: a session on the selfie step is walked to the document step for them.
+DOCUMENT_REASONS = (Reason.DOCUMENT, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED)
+SELFIE_REASONS = (Reason.AGE_ESTIMATION, Reason.LIVENESS_FAILED)
+
+
+def _document_decision(session: VerificationSession, to: str, reason: str) -> dict:
+    limit = session.age_limit
+    counter = {"count_attempt": True}
+    if to == Status.APPROVED:
+        return {"to": to, "reason": Reason.DOCUMENT,
+                "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
+    if reason == Reason.DOCUMENT_EXPIRED:
+        expired = {**_document_result(limit, limit + DOCUMENT_ADULT_OFFSET),
+                   "expiry_date": timezone.now().date() - datetime.timedelta(days=DOCUMENT_EXPIRED_DAYS_AGO)}
+        return {"to": to, "reason": reason, "results": Results(document=expired), **counter}
+    if reason == Reason.DOCUMENT_INVALID:
+        return {"to": to, "reason": reason, **counter}  # nothing read from an invalid document is kept
+    true_age = max(limit + DOCUMENT_MINOR_OFFSET, 0)
+    return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
+            "results": Results(document=_document_result(limit, true_age)), **counter}
+
+
+def _decision_step(session: VerificationSession, to: str, on_document: bool, reason: str = "") -> dict:
     """The transition out of `processing` that a real analysis would have made for this outcome."""
     limit = session.age_limit
+    if reason == Reason.ATTEMPTS_EXCEEDED:
+        return {"to": to, "reason": reason, "count_attempt": True}
     if on_document:
-        counter = {"count_attempt": True}
-        if to == Status.APPROVED:
-            return {"to": to, "reason": Reason.DOCUMENT,
-                    "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
-        if to == Status.DENIED:
-            true_age = max(limit + DOCUMENT_MINOR_OFFSET, 0)
-            return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
-                    "results": Results(document=_document_result(limit, true_age)), **counter}
-        return {"to": to, **counter}  # requires_doc again: a document retake
+        if to in (Status.APPROVED, Status.DENIED):
+            return _document_decision(session, to, reason)
+        return {"to": to, "count_attempt": True}  # requires_doc again: a document retake
     rule = tenant_face_rule(session.tenant, limit)
-    if to == Status.APPROVED and not rule.face_path_on:
-        # The face path is off for this limit: a real session could only be approved by a document,
-        # and that attempt counts as the document step's.
-        return {**_decision_step(session, to, on_document=True), "step": Step.DOCUMENT}
+    if (to == Status.APPROVED and not rule.face_path_on) or reason in DOCUMENT_REASONS:
+        # The face path is off for this limit (a real session could only be approved by a document),
+        # or the outcome is one only a document gives: that attempt counts as the document step's.
+        return {**_decision_step(session, to, on_document=True, reason=reason), "step": Step.DOCUMENT}
     counter = {"count_attempt": True}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.AGE_ESTIMATION,
@@ -93,9 +118,25 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool) -> 
     return {"to": to, "results": _selfie_results(rule, float(limit + UNSURE_AGE_OFFSET)), **counter}
 
 
+def _check_reason(session: VerificationSession, to: str, reason: str) -> None:
+    if not reason:
+        return
+    if reason not in REASONS_OF_TARGET.get(to, ()):
+        raise ValueError(f"{reason!r} is not a reason of {to!r}")
+    if reason == Reason.AGE_ESTIMATION and (
+            session.step == Step.DOCUMENT or not tenant_face_rule(session.tenant, session.age_limit).face_path_on):
+        raise TransitionNotAllowed(f"{session.id}: no face can approve it (document step, or face path off)")
+    if reason in SELFIE_REASONS and session.step == Step.DOCUMENT:
+        raise TransitionNotAllowed(f"{session.id} is past the selfie step")
+
+
 @transaction.atomic
-def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced through the API") -> VerificationSession:
-    """Move a test-mode session to `to` through the state machine; raises TransitionNotAllowed when it cannot."""
+def sandbox_advance(*, session_id: str, to: str, reason: str = "",
+                    cause: str = "sandbox: advanced through the API") -> VerificationSession:
+    """Move a test-mode session to `to` (for a final `to`, with `reason` if given) through the state machine.
+
+    Raises ValueError for a reason that does not fit `to`, TransitionNotAllowed when the session cannot get there.
+    """
     if to not in TARGETS:
         raise ValueError(f"cannot advance a session to {to!r}")
     session = VerificationSession.objects.select_for_update().get(pk=session_id)
@@ -103,17 +144,23 @@ def sandbox_advance(*, session_id: str, to: str, cause: str = "sandbox: advanced
         raise NotASandboxSession(session_id)
     if session.is_final:
         raise TransitionNotAllowed(f"{session_id} is already {session.status}")
+    _check_reason(session, to, reason)
     on_document = session.step == Step.DOCUMENT
-    if session.status == Status.PROCESSING:
+    if reason in ENDS_ANY_OPEN_SESSION:
+        # Cancelled and expired end an open session wherever it is, without an analysis.
+        steps = [{"to": to, "reason": reason}]
+    elif session.status == Status.PROCESSING:
         if to == Status.PROCESSING:
             raise TransitionNotAllowed(f"{session_id} is already processing")
-        steps = [_decision_step(session, to, on_document)]
+        if reason in DOCUMENT_REASONS and not on_document:
+            raise TransitionNotAllowed(f"{session_id} is analysing a selfie, not a document")
+        steps = [_decision_step(session, to, on_document, reason)]
     elif to == Status.PROCESSING:
         steps = [{"to": Status.PROCESSING}]
     elif to == Status.REQUIRES_DOC and on_document:
         raise TransitionNotAllowed(f"{session_id} is already waiting for a document")
     else:
-        steps = [{"to": Status.PROCESSING}, _decision_step(session, to, on_document)]
+        steps = [{"to": Status.PROCESSING}, _decision_step(session, to, on_document, reason)]
     for transition in steps:
         session = session_transition(session_id=session_id, cause=cause, **transition)
     return session

@@ -4,6 +4,7 @@ from datetime import date, datetime
 from functools import lru_cache
 
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from tenants.identifiers import is_prefixed_ulid
@@ -137,3 +138,47 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
 def session_face_path_on(session: VerificationSession) -> bool:
     """Whether a face can approve this session; when not, the flow goes straight to the document step."""
     return tenant_face_rule(session.tenant, session.age_limit).face_path_on
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    sessions: list  # of VerificationSession, newest first, results joined
+    has_more: bool
+
+
+def sessions_list_for_tenant(
+    *,
+    tenant: Tenant,
+    mode: str,
+    statuses: tuple[str, ...] = (),
+    subject: str | None = None,
+    created_from: datetime | None = None,
+    created_before: datetime | None = None,
+    after: tuple[datetime, str] | None = None,
+    limit: int = 20,
+) -> SessionPage:
+    """One page of a tenant's sessions of one mode, newest first (ties by id), after the keyset `after`.
+
+    Open sessions past their expiry are finalized first, as a read by id would, so the page shows them expired.
+    """
+    sessions = VerificationSession.objects.filter(tenant=tenant, mode=mode)
+    if subject is not None:
+        sessions = sessions.filter(subject=subject)
+    if created_from is not None:
+        sessions = sessions.filter(created_at__gte=created_from)
+    if created_before is not None:
+        sessions = sessions.filter(created_at__lt=created_before)
+    if after is not None:
+        created_at, session_id = after
+        sessions = sessions.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=session_id))
+    if statuses:
+        sessions = sessions.filter(status__in=statuses)
+    sessions = sessions.select_related("tenant", "age_estimation", "liveness", "document").order_by("-created_at", "-id")
+    while True:
+        page = list(sessions[:limit + 1])
+        now = timezone.now()
+        due = [session for session in page[:limit] if session.status in OPEN_STATUSES and session.expires_at <= now]
+        if not due:
+            return SessionPage(sessions=page[:limit], has_more=len(page) > limit)
+        for session in due:  # rare (beat expires them every 30 s): finalize, then read the page again
+            session_expire_if_due(session)

@@ -25,6 +25,8 @@ TITLES = {
     "unsupported_media_type": "Unsupported media type",
     "idempotency_key_in_use": "Idempotency key in use",
     "idempotency_key_reused": "Idempotency key reused",
+    "invalid_transition": "Invalid transition",
+    "session_final": "Session already final",
     "rate_limited": "Too many requests",
     "service_unavailable": "Service unavailable",
     "internal_error": "Internal server error",

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from tenants.models import ApiKey
 
 from ..models import Mode
-from ..sandbox import TARGETS, NotASandboxSession, sandbox_advance
+from ..sandbox import REASONS_OF_TARGET, TARGETS, NotASandboxSession, sandbox_advance
 from ..selectors import SessionNotFound, session_get
 from ..state_machine import TransitionNotAllowed
 from .problems import ApiProblem
@@ -15,21 +15,36 @@ from .serializers import SessionReadResponseSerializer, session_read_representat
 from .views import ApiView, problems, require_json_body, response_headers, session_not_found
 
 
-@extend_schema_field({"type": "string", "enum": [str(target) for target in TARGETS]})
-class TargetStatusField(serializers.Field):
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            raise ValidationError("must be a string", code="invalid_type")
-        if data not in TARGETS:
-            raise ValidationError(f"must be one of {', '.join(TARGETS)}", code="invalid_value")
-        return data
+def one_of_field(values) -> type[serializers.Field]:
+    """A field taking one string of `values` exactly (no coercion), documented as that enum."""
+    values = [str(value) for value in values]
 
-    def to_representation(self, value):
-        return value
+    @extend_schema_field({"type": "string", "enum": values})
+    class OneOfField(serializers.Field):
+        def to_internal_value(self, data):
+            if not isinstance(data, str):
+                raise ValidationError("must be a string", code="invalid_type")
+            if data not in values:
+                raise ValidationError(f"must be one of {', '.join(values)}", code="invalid_value")
+            return data
+
+        def to_representation(self, value):
+            return value
+
+    return OneOfField
+
+
+TargetStatusField = one_of_field(TARGETS)
+SandboxReasonField = one_of_field(reason for reasons in REASONS_OF_TARGET.values() for reason in reasons)
 
 
 class SandboxAdvanceInputSerializer(serializers.Serializer):
     to = TargetStatusField(error_messages={"required": "is required", "null": "must not be null"})
+    reason = SandboxReasonField(
+        required=False, error_messages={"null": "must not be null"},
+        help_text="For `approved` or `denied` only: the reason the session ends with. Without it: `age_estimation` "
+                  "or `document` (approved) and `liveness_failed` or `underage_document` (denied), by the step "
+                  "the session is on.")
 
     def to_internal_value(self, data):
         unknown = [name for name in data if name not in self.fields]
@@ -41,6 +56,10 @@ class SandboxAdvanceInputSerializer(serializers.Serializer):
             errors = {}
         for name in unknown:
             errors[name] = [ValidationError("is not a known field", code="unknown_field").detail[0]]
+        if not errors and validated.get("reason") and validated["reason"] not in REASONS_OF_TARGET.get(validated["to"], ()):
+            allowed = ", ".join(REASONS_OF_TARGET.get(validated["to"], ())) or "none"
+            errors["reason"] = [ValidationError(f"does not fit to={validated['to']}; allowed: {allowed}",
+                                                code="invalid_value").detail[0]]
         if errors:
             raise ValidationError(errors)
         return validated
@@ -53,7 +72,9 @@ class SandboxAdvanceApi(ApiView):
         operation_id="sandbox_sessions_advance",
         summary="Sandbox: move a test session to an outcome (test keys only)",
         description="Walks the same state machine as a real verification, stores fixed result numbers "
-                    "and sends the same webhook. A live key gets 404.",
+                    "and sends the same webhook. A live key gets 404. With `reason`, a session can end with "
+                    "any reason a real one can (`document_expired`, `attempts_exceeded`, `expired`, ...); "
+                    "a reason that needs the document step takes the session there.",
         parameters=response_headers(200),
         request=SandboxAdvanceInputSerializer,
         responses={200: SessionReadResponseSerializer, **problems(400, 401, 403, 404, 409, 411, 413, 415, 429, 503)},
@@ -68,13 +89,16 @@ class SandboxAdvanceApi(ApiView):
         serializer.is_valid(raise_exception=True)
         try:
             session = session_get(session_id=session_id, tenant=request.user.tenant, mode=Mode.TEST)
-            sandbox_advance(session_id=session.id, to=serializer.validated_data["to"])
+            sandbox_advance(session_id=session.id, to=serializer.validated_data["to"],
+                            reason=serializer.validated_data.get("reason", ""))
         except (SessionNotFound, NotASandboxSession):
             raise session_not_found()
         except TransitionNotAllowed:
-            raise ApiProblem(
-                status_code=409, code="invalid_transition",
-                detail=f"The session is {session.status}; it cannot move to {serializer.validated_data['to']}.",
-            )
+            target = serializer.validated_data["to"]
+            if serializer.validated_data.get("reason"):
+                target += f" ({serializer.validated_data['reason']})"
+            raise ApiProblem(status_code=409, code="invalid_transition",
+                             detail=f"The session is {session.status} on the {session.step} step; "
+                                    f"it cannot move to {target}.")
         session = session_get(session_id=session_id, tenant=request.user.tenant, mode=Mode.TEST)
         return Response(session_read_representation(session))

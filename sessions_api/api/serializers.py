@@ -15,6 +15,7 @@ from webhooks.selectors import webhook_host_is_forbidden
 
 from ..flow_link import flow_signature_for, verification_url
 from ..models import Mode, Reason, Status, VerificationSession
+from ..reasons import reason_description
 from ..timestamps import iso_ms
 
 AGE_LIMIT_MIN = 10
@@ -195,7 +196,7 @@ class SessionOutputSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
-    @extend_schema_field({"type": "string", "enum": Reason.values, "nullable": True})
+    @extend_schema_field({"type": "string", "enum": Reason.values, "nullable": True, "description": reason_description()})
     def get_reason(self, session) -> str | None:
         return session.reason or None
 

@@ -190,7 +190,7 @@ def test_a_user_who_follows_the_head_turns_is_approved_by_age_estimation(
     assert liveness["isLive"] is True and 0.5 <= liveness["livenessScore"] <= 1
     assert body["validateDoc"] is None
     expect(page.get_by_role("link", name="Continue to Acme Games")).to_have_attribute(
-        "href", f"{live_base_url}/healthz?partner=callback")
+        "href", f"{live_base_url}/healthz?partner=callback&session_id={created['sessionId']}")
 
 
 def test_a_still_photo_as_the_camera_is_asked_to_retake_then_denied_as_not_live(

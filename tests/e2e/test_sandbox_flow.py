@@ -33,7 +33,8 @@ def test_sandbox_session_is_approved_in_the_browser_and_returns_to_the_callback(
 
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible()
     screenshot(page, "flow-03-result-approved")
-    page.wait_for_url(re.compile(r"/healthz\?partner=callback$"), timeout=10_000)
+    # The partner's callback learns which session came back (and confirms it by GET).
+    page.wait_for_url(re.compile(rf"/healthz\?partner=callback&session_id={created['sessionId']}$"), timeout=10_000)
 
     body = partner.get_session(created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
@@ -48,7 +49,7 @@ def test_cancel_finalizes_the_session_and_returns_to_the_cancel_url(partner, liv
     cancel.focus()
     page.keyboard.press("Enter")  # keyboard only
 
-    page.wait_for_url(re.compile(r"/healthz\?partner=cancel$"))
+    page.wait_for_url(re.compile(rf"/healthz\?partner=cancel&session_id={created['sessionId']}$"))
     body = partner.get_session(created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "cancelled")
 

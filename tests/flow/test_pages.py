@@ -110,9 +110,17 @@ def test_cancel_finalizes_as_cancelled_and_returns_to_the_cancel_url(live_visito
     response = live_visitor.client.post("/flow/cancel")
 
     assert response.status_code == 303
-    assert response["Location"] == "https://shop.example.com/cancel"
+    assert response["Location"] == f"https://shop.example.com/cancel?session_id={live_visitor.session_id}"
     body = api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]
     assert (body["status"], body["reason"]) == ("denied", "cancelled")
+
+
+def test_return_addresses_keep_their_own_query_and_get_the_session_id(api):
+    visitor = open_flow(api, cancel_url="https://shop.example.com/back?order=7&session_id=forged#top")
+
+    response = visitor.client.post("/flow/cancel")
+
+    assert response["Location"] == f"https://shop.example.com/back?order=7&session_id={visitor.session_id}#top"
 
 
 def test_cancel_without_a_cancel_url_shows_the_cancelled_page(api):
@@ -170,7 +178,7 @@ def test_an_expired_session_shows_the_expired_result(live_visitor):
     response = live_visitor.client.get("/flow/", follow=True)
 
     assert "The time for this verification ran out." in response.content.decode()
-    assert 'href="https://shop.example.com/cancel"' in response.content.decode()
+    assert f'href="https://shop.example.com/cancel?session_id={live_visitor.session_id}"' in response.content.decode()
     assert live_visitor.session.reason == "expired"
 
 
@@ -200,8 +208,9 @@ def test_sandbox_approve_button_ends_on_the_result_page_that_returns_to_the_call
     assert response.redirect_chain == [("/flow/result", 303)]
     body = response.content.decode()
     assert "Age confirmed" in body
-    assert '<meta http-equiv="refresh" content="3;url=https://shop.example.com/done">' in body
-    assert 'href="https://shop.example.com/done"' in body
+    back = f"https://shop.example.com/done?session_id={sandbox_visitor.session_id}"
+    assert f'<meta http-equiv="refresh" content="3;url={back}">' in body
+    assert f'href="{back}"' in body
     api_body = sandbox_api.get(f"/v1/sessions/{sandbox_visitor.session_id}").json()
     assert api_body["session"]["reason"] == "age_estimation"
     assert SessionEvent.objects.filter(session_id=sandbox_visitor.session_id).last().cause.startswith("sandbox:")

@@ -137,7 +137,7 @@ def test_a_finished_session_cannot_be_started_again(sandbox_api):
     response = Client().get(start_path(created["verificationUrl"]))
 
     assert_friendly(response, 410, "This verification is finished")
-    assert 'href="https://shop.example.com/done"' in response.content.decode()
+    assert f'href="https://shop.example.com/done?session_id={created["sessionId"]}"' in response.content.decode()
 
 
 def test_a_second_link_replaces_the_first_sessions_cookie(api):
@@ -164,7 +164,7 @@ def test_an_expired_link_offers_the_way_back_to_the_cancel_url(api):
     response = get_start(params)
 
     assert_friendly(response, 410, "This link has expired")
-    assert 'href="https://shop.example.com/cancel"' in response.content.decode()
+    assert f'href="https://shop.example.com/cancel?session_id={created["sessionId"]}"' in response.content.decode()
 
 
 def test_start_answers_send_no_referrer_as_their_address_holds_the_token(api, sandbox_api):

@@ -283,9 +283,9 @@ def test_an_unknown_path_is_a_problem_even_with_debug_on(api, settings):
     assert_problem(api.get("/v1/nowhere"), 404, "not_found")
 
 
-@pytest.mark.parametrize("method, path", [("get", "/v1/sessions"), ("put", "/v1/sessions"),
-                                          ("delete", "/v1/sessions"), ("patch", "/v1/sessions/ses_x"),
-                                          ("post", "/v1/sessions/ses_x")])
+@pytest.mark.parametrize("method, path", [("put", "/v1/sessions"), ("delete", "/v1/sessions"),
+                                          ("patch", "/v1/sessions/ses_x"), ("post", "/v1/sessions/ses_x"),
+                                          ("get", "/v1/sessions/ses_x/cancel")])
 def test_a_wrong_method_is_405_with_allow(api, method, path):
     response = getattr(api.client, method)(path, headers={"X-API-Key": api.api_key})
 

@@ -163,3 +163,19 @@ def test_the_docs_pages_load_only_assets_served_by_the_service(anonymous_api, pa
     assert not re.search(r"""@import\s+url\(\s*["']?(?:https?:)?//""", html)
     assert "fonts.googleapis.com" not in html
     assert "/v1/openapi.json" in html
+
+
+def test_the_schema_documents_list_and_cancel_as_they_answer(schema, api):
+    session_id = api.create_session()["sessionId"]
+    listed = api.get("/v1/sessions").json()
+    cancelled = api.post(f"/v1/sessions/{session_id}/cancel").json()
+
+    list_schema = _response_schema(schema, "/v1/sessions", "get", 200)
+    cancel_schema = _response_schema(schema, "/v1/sessions/{session_id}/cancel", "post", 200)
+    item = _resolve(schema, list_schema["properties"]["data"]["items"])
+
+    assert set(list_schema["properties"]) == set(listed)
+    assert set(item["properties"]) == set(listed["data"][0])
+    assert set(cancel_schema["properties"]) == set(cancelled)
+    parameters = {parameter["name"] for parameter in schema["paths"]["/v1/sessions"]["get"]["parameters"]}
+    assert {"status", "subject", "created_from", "created_before", "limit", "cursor"} <= parameters

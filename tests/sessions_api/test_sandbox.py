@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from checks.results import AgeReading
 from sessions_api.age_assurance.policy import face_rule
+from sessions_api.choices import Reason
 from sessions_api.models import SessionEvent
 from tests.factories import session_past_expiry
 from webhooks.models import WebhookDelivery
@@ -175,7 +176,11 @@ def test_unknown_session_is_404(sandbox_api):
     ({"to": "APPROVED"}, "to", "invalid_value"),
     ({"to": 3}, "to", "invalid_type"),
     ({}, "to", "required"),
-    ({"to": "approved", "reason": "document"}, "reason", "unknown_field"),
+    ({"to": "approved", "outcome": "document"}, "outcome", "unknown_field"),
+    ({"to": "approved", "reason": "expired"}, "reason", "invalid_value"),
+    ({"to": "requires_doc", "reason": "document"}, "reason", "invalid_value"),
+    ({"to": "denied", "reason": "nope"}, "reason", "invalid_value"),
+    ({"to": "denied", "reason": None}, "reason", "invalid_type"),
 ])
 def test_bad_target_is_a_validation_error(sandbox_api, body, field, code):
     session_id = sandbox_api.create_session()["sessionId"]
@@ -206,3 +211,54 @@ def test_an_expired_sandbox_session_cannot_be_advanced(sandbox_api):
 
     assert response.status_code == 409
     assert sandbox_api.get(f"/v1/sessions/{session_id}").json()["session"]["reason"] == "expired"
+
+
+@pytest.mark.parametrize("reason", Reason.values)
+def test_a_fresh_sandbox_session_can_end_with_every_reason(sandbox_api, face_path_on, reason):
+    session_id = sandbox_api.create_session(notification_url="https://partner.example.com/hooks")["sessionId"]
+    to = "approved" if reason in ("age_estimation", "document") else "denied"
+
+    response = advance(sandbox_api, session_id, to, reason=reason)
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["session"]["status"], body["session"]["reason"]) == (to, reason)
+    assert body == sandbox_api.get(f"/v1/sessions/{session_id}").json()
+    assert WebhookDelivery.objects.filter(subject_ref=session_id).count() == 1
+
+
+def test_an_expired_document_is_read_but_past_its_date(sandbox_api):
+    session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
+
+    body = advance(sandbox_api, session_id, "denied", reason="document_expired").json()
+
+    assert body["validateDoc"]["trueAge"] == 25  # old enough: the expiry alone denies it
+    assert history(session_id)[-1] == ("processing", "denied")
+    assert SessionEvent.objects.filter(session_id=session_id).last().reason == "document_expired"
+
+
+def test_reasons_end_a_session_where_a_real_one_would(sandbox_api, face_path_on):
+    on_document = sandbox_api.create_session()["sessionId"]
+    advance(sandbox_api, on_document, "requires_doc")
+    processing = sandbox_api.create_session()["sessionId"]
+    advance(sandbox_api, processing, "processing")
+
+    # A face cannot approve nor fail liveness once the user is at the document step...
+    assert advance(sandbox_api, on_document, "approved", reason="age_estimation").status_code == 409
+    assert advance(sandbox_api, on_document, "denied", reason="liveness_failed").status_code == 409
+    # ...nor a document decide a selfie being analysed; expiry and cancellation need no analysis.
+    assert advance(sandbox_api, processing, "denied", reason="document_invalid").status_code == 409
+    assert advance(sandbox_api, on_document, "denied", reason="expired").status_code == 200
+    assert history(on_document)[-1] == ("requires_doc", "denied")
+    assert advance(sandbox_api, processing, "denied", reason="attempts_exceeded").json()["session"]["reason"] == (
+        "attempts_exceeded")
+
+
+def test_age_estimation_is_refused_where_the_face_path_is_off(sandbox_api, age_policy_file):
+    age_policy_file({12: None})
+    session_id = sandbox_api.create_session(age_limit=12)["sessionId"]
+
+    response = advance(sandbox_api, session_id, "approved", reason="age_estimation")
+
+    assert response.status_code == 409 and response.json()["code"] == "invalid_transition"
+    assert sandbox_api.get(f"/v1/sessions/{session_id}").json()["session"]["status"] == "initiated"

@@ -1,0 +1,155 @@
+"""The client: `AgeVerify(api_key, base_url=...)` with `.sessions`, `.sandbox` and `.webhooks`."""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Mapping, Optional, Union
+from urllib.parse import quote
+
+import requests
+
+from ._transport import RetryPolicy, Transport
+from .errors import ConfirmationError, WaitTimeout
+from .models import CreatedSession, SessionResult
+from .webhooks import WebhookEvent, WebhookVerifier
+
+__all__ = ["AgeVerify", "Sandbox", "Sessions", "Webhooks"]
+
+__version__ = "0.1.0"
+
+
+def _mode_of_key(api_key: str) -> Optional[str]:
+    for prefix, mode in (("av_live_", "live"), ("av_test_", "test")):
+        if api_key.startswith(prefix):
+            return mode
+    return None
+
+
+def _path(session_id: str) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError("session_id must be a non-empty string")
+    return "/v1/sessions/" + quote(session_id, safe="")
+
+
+class Sessions:
+    """`POST /v1/sessions`, `GET /v1/sessions/{id}`, and waiting for or confirming a result."""
+
+    def __init__(self, transport: Transport):
+        self._transport = transport
+
+    def create(self, *, subject: str, age_limit: int, callback_url: Optional[str] = None,
+               cancel_url: Optional[str] = None, notification_url: Optional[str] = None,
+               idempotency_key: Optional[str] = None, extra_fields: Optional[Mapping[str, Any]] = None
+               ) -> CreatedSession:
+        """Create a session. An `Idempotency-Key` is sent (a new UUID unless you give one) and reused on
+        every retry of this call, so a retried create never makes a second session. Pass your own key
+        (an order or user id) to make a create you repeat yourself, later, idempotent as well."""
+        body: dict[str, Any] = {"subject": subject, "age_limit": age_limit}
+        for name, value in (("callback_url", callback_url), ("cancel_url", cancel_url),
+                            ("notification_url", notification_url)):
+            if value is not None:
+                body[name] = value
+        body.update(extra_fields or {})
+        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
+        answer = self._transport.request("POST", "/v1/sessions", body=body, headers={"Idempotency-Key": key})
+        session = dict(answer.body["session"])
+        if "clientSecret" not in session and "clientSecret" in answer.body:
+            session["clientSecret"] = answer.body["clientSecret"]
+        return CreatedSession.from_json(session)
+
+    def get(self, session_id: str) -> SessionResult:
+        """The session and its check results; the official result (not a browser callback)."""
+        return SessionResult.from_json(self._transport.request("GET", _path(session_id)).body)
+
+    def wait(self, session_id: str, *, timeout: float = 300.0, interval: float = 2.0) -> SessionResult:
+        """Poll `get` every `interval` seconds until the session is final (`approved` or `denied`).
+
+        Raises `WaitTimeout` (with `.last`, the last result read) after `timeout` seconds. A session
+        never stays open past its `expiresAt`: the service then finalizes it as `denied` / `expired`.
+        """
+        if interval <= 0 or timeout < 0:
+            raise ValueError("interval must be positive and timeout not negative")
+        deadline = time.monotonic() + timeout
+        while True:
+            result = self.get(session_id)
+            if result.is_final:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WaitTimeout(f"{session_id} is still {result.status} after {timeout} s", result)
+            time.sleep(min(interval, remaining))
+
+    def confirm(self, session_id: str, *, subject: Optional[str] = None, age_limit: Optional[int] = None,
+                mode: Optional[str] = None) -> SessionResult:
+        """The server-side confirmation after a browser or app says "done": one GET, then checks.
+
+        Returns the result when the session is `approved` and, for each of `subject`, `age_limit`
+        and `mode` you give, equal to it; raises `ConfirmationError` (with `.result`) otherwise. A
+        browser callback is only a UI signal: grant access on this, or on a verified webhook.
+        """
+        result = self.get(session_id)
+        session = result.session
+        expected = {"subject": subject, "age_limit": age_limit, "mode": mode}
+        for name, wanted in expected.items():
+            if wanted is not None and getattr(session, name) != wanted:
+                raise ConfirmationError(
+                    f"{session_id}: {name} is {getattr(session, name)!r}, expected {wanted!r}", result)
+        if not result.approved:
+            detail = f" ({result.reason})" if result.reason else ""
+            raise ConfirmationError(f"{session_id} is {result.status}{detail}, not approved", result)
+        return result
+
+
+class Sandbox:
+    """Test keys only (`av_test_...`): drive a sandbox session to an outcome without a user."""
+
+    def __init__(self, transport: Transport):
+        self._transport = transport
+
+    def advance(self, session_id: str, to: str) -> SessionResult:
+        """`POST /v1/test/sessions/{id}/advance` with `to` in processing, requires_doc, approved, denied.
+
+        Not idempotent, so it is never retried after the request may have reached the server."""
+        path = "/v1/test/sessions/" + quote(session_id, safe="") + "/advance"
+        return SessionResult.from_json(self._transport.request("POST", path, body={"to": to}).body)
+
+
+class Webhooks:
+    def __init__(self, secret: Optional[str], mode: Optional[str]):
+        self._secret = secret
+        self._mode = mode
+
+    def verify(self, body: Union[bytes, str], headers: Mapping[str, str]) -> WebhookEvent:
+        """Verify a received webhook with the client's `webhook_secret`; the event must be of the key's mode."""
+        if not self._secret:
+            raise ValueError("AgeVerify(..., webhook_secret='whsec_...') is needed to verify webhooks")
+        return WebhookVerifier(self._secret, mode=self._mode).verify(body, headers)
+
+
+class AgeVerify:
+    """A client for one API key.
+
+    `webhook_secret` is the signing secret of the key's mode (`webhook_secret` for a live key,
+    `test_webhook_secret` for a test key). `timeout` is per HTTP attempt (seconds, or a
+    `(connect, read)` pair). Retries: see `max_retries`, `backoff_base`, `backoff_max` and
+    `max_retry_wait` (a server asking to wait longer than that raises instead of sleeping).
+    """
+
+    def __init__(self, api_key: str, *, base_url: str, webhook_secret: Optional[str] = None,
+                 timeout: Union[float, tuple[float, float]] = (5.0, 30.0), max_retries: int = 3,
+                 backoff_base: float = 0.5, backoff_max: float = 8.0, max_retry_wait: float = 60.0,
+                 http: Optional[requests.Session] = None):
+        if not api_key:
+            raise ValueError("an API key (av_live_... or av_test_...) is required")
+        if max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+        self.mode = _mode_of_key(api_key)
+        self._transport = Transport(
+            api_key=api_key, base_url=base_url, timeout=timeout, http=http,
+            policy=RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
+                               max_retry_wait=max_retry_wait),
+            user_agent=f"ageverify-client-python/{__version__} requests/{requests.__version__}",
+        )
+        self.sessions = Sessions(self._transport)
+        self.sandbox = Sandbox(self._transport)
+        self.webhooks = Webhooks(webhook_secret, self.mode)

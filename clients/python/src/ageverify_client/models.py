@@ -1,0 +1,240 @@
+"""Typed views of the API's JSON objects.
+
+Every object keeps the JSON it was read from (`raw`) and the members this version of the client does
+not know (`extra`), so a field the service adds later is never lost: read it from `extra` until the
+client grows an attribute for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Mapping, Optional, TypeVar
+
+__all__ = [
+    "AgeEstimation",
+    "CreatedSession",
+    "FINAL_STATUSES",
+    "Liveness",
+    "Session",
+    "SessionResult",
+    "Status",
+    "ValidateDoc",
+]
+
+
+class Status:
+    """The session statuses the service documents (plain strings, so an unknown future one still reads)."""
+
+    INITIATED = "initiated"
+    PROCESSING = "processing"
+    REQUIRES_DOC = "requires_doc"
+    APPROVED = "approved"
+    DENIED = "denied"
+
+
+FINAL_STATUSES = frozenset({Status.APPROVED, Status.DENIED})
+
+
+def parse_timestamp(value: Any) -> Optional[datetime]:
+    """`2026-11-22T10:15:30.123Z` as an aware datetime (None stays None)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"not a timestamp: {value!r}")
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    return datetime.fromisoformat(text)
+
+
+def _split(data: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    return {name: value for name, value in data.items() if name not in known}
+
+
+def _object(data: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{what} is not a JSON object: {data!r}")
+    return data
+
+
+_SESSION_FIELDS = (
+    "sessionId", "status", "subject", "ageLimit", "mode", "reason", "expiresAt",
+    "callbackUrl", "cancelUrl", "notificationUrl", "createdAt", "updatedAt",
+)
+_CREATED_FIELDS = ("sessionToken", "signature", "verificationUrl", "clientSecret")
+
+
+@dataclass(frozen=True)
+class Session:
+    """The `session` object of the API (`GET` and `POST /v1/sessions`)."""
+
+    session_id: str
+    status: str
+    subject: Optional[str]
+    age_limit: Optional[int]
+    mode: Optional[str]
+    reason: Optional[str]
+    expires_at: Optional[datetime]
+    callback_url: Optional[str]
+    cancel_url: Optional[str]
+    notification_url: Optional[str]
+    created_at: Optional[datetime]
+    updated_at: Optional[datetime]
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def is_final(self) -> bool:
+        """True once the session is `approved` or `denied` (final states never change again)."""
+        return self.status in FINAL_STATUSES
+
+    @property
+    def approved(self) -> bool:
+        return self.status == Status.APPROVED
+
+    @classmethod
+    def _fields_from(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "session_id": data["sessionId"],
+            "status": data["status"],
+            "subject": data.get("subject"),
+            "age_limit": data.get("ageLimit"),
+            "mode": data.get("mode"),
+            "reason": data.get("reason"),
+            "expires_at": parse_timestamp(data.get("expiresAt")),
+            "callback_url": data.get("callbackUrl"),
+            "cancel_url": data.get("cancelUrl"),
+            "notification_url": data.get("notificationUrl"),
+            "created_at": parse_timestamp(data.get("createdAt")),
+            "updated_at": parse_timestamp(data.get("updatedAt")),
+            "raw": dict(data),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Session:
+        data = _object(data, "session")
+        return cls(**cls._fields_from(data), extra=_split(data, _SESSION_FIELDS))
+
+
+@dataclass(frozen=True)
+class CreatedSession(Session):
+    """The session as `POST /v1/sessions` returns it once: with its flow token and hand-off values.
+
+    `verification_url` is where to send the user (web mode). `client_secret` is the one value a
+    browser or app may hold for this session (SDK mode); it is None when the service does not issue
+    one. `session_token` and `signature` belong to the partner backend: never send them to a browser.
+    """
+
+    session_token: Optional[str] = None
+    signature: Optional[str] = None
+    verification_url: Optional[str] = None
+    client_secret: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> CreatedSession:
+        data = _object(data, "session")
+        return cls(
+            **cls._fields_from(data),
+            session_token=data.get("sessionToken"),
+            signature=data.get("signature"),
+            verification_url=data.get("verificationUrl"),
+            client_secret=data.get("clientSecret"),
+            extra=_split(data, _SESSION_FIELDS + _CREATED_FIELDS),
+        )
+
+
+_Check = TypeVar("_Check", bound="_CheckResult")
+
+
+class _CheckResult:
+    """A check's result object: JSON member -> attribute, read by `from_json` (None stays None)."""
+
+    _MEMBERS: ClassVar[dict[str, str]] = {}
+    _TIMESTAMPS: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def from_json(cls: type[_Check], data: Any) -> Optional[_Check]:
+        if data is None:
+            return None
+        data = _object(data, cls.__name__)
+        values = {attribute: data.get(member) for member, attribute in cls._MEMBERS.items()}
+        for attribute in cls._TIMESTAMPS:
+            values[attribute] = parse_timestamp(values[attribute])
+        return cls(**values, extra=_split(data, tuple(cls._MEMBERS)))  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class AgeEstimation(_CheckResult):
+    age_limit: Optional[int]
+    estimated_age: Optional[float]
+    age_confidence: Optional[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"ageLimit": "age_limit", "estimatedAge": "estimated_age", "ageConfidence": "age_confidence"}
+
+
+@dataclass(frozen=True)
+class Liveness(_CheckResult):
+    is_live: Optional[bool]
+    liveness_score: Optional[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"isLive": "is_live", "livenessScore": "liveness_score"}
+
+
+@dataclass(frozen=True)
+class ValidateDoc(_CheckResult):
+    true_age: Optional[int]
+    birthdate: Optional[datetime]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"trueAge": "true_age", "birthdate": "birthdate"}
+    _TIMESTAMPS = frozenset({"birthdate"})
+
+
+_RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc")
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """`GET /v1/sessions/{id}`: the session and the result of each check (None until it has one).
+
+    Result objects the service adds later (for example `ageCredential`) are in `extra` as JSON.
+    """
+
+    session: Session
+    age_estimation: Optional[AgeEstimation]
+    liveness: Optional[Liveness]
+    validate_doc: Optional[ValidateDoc]
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    @property
+    def status(self) -> str:
+        return self.session.status
+
+    @property
+    def reason(self) -> Optional[str]:
+        return self.session.reason
+
+    @property
+    def is_final(self) -> bool:
+        return self.session.is_final
+
+    @property
+    def approved(self) -> bool:
+        return self.session.approved
+
+    @classmethod
+    def from_json(cls, data: Any) -> SessionResult:
+        data = _object(data, "response")
+        return cls(
+            session=Session.from_json(data.get("session")),
+            age_estimation=AgeEstimation.from_json(data.get("ageEstimation")),
+            liveness=Liveness.from_json(data.get("liveness")),
+            validate_doc=ValidateDoc.from_json(data.get("validateDoc")),
+            extra=_split(data, _RESULT_FIELDS),
+            raw=dict(data),
+        )

@@ -1,0 +1,57 @@
+"""What each `reason` of a final session means and what the partner should do about it.
+
+One text per reason, shown in the OpenAPI schema (the `reason` field) and printed in the README's reason
+table; tests/docs/test_reasons.py holds the README to these texts and to every reason the code knows.
+"""
+from .choices import Reason, Status
+
+
+class ReasonGuide:
+    def __init__(self, status: str, meaning: str, action: str):
+        self.status, self.meaning, self.action = status, meaning, action
+
+
+GUIDE: dict[str, ReasonGuide] = {
+    Reason.AGE_ESTIMATION: ReasonGuide(
+        Status.APPROVED, "A live selfie's estimated age cleared the calibrated policy for the age limit.",
+        "Grant access; `ageEstimation` and `liveness` hold the numbers."),
+    Reason.DOCUMENT: ReasonGuide(
+        Status.APPROVED, "A valid, unexpired identity document shows the user is at least the age limit.",
+        "Grant access; `validateDoc` holds the age read from the document."),
+    Reason.LIVENESS_FAILED: ReasonGuide(
+        Status.DENIED, "The selfie did not show a live person following the head-turn challenge.",
+        "Do not grant access; the user may start a new session (a new attempt is a new session)."),
+    Reason.DOCUMENT_INVALID: ReasonGuide(
+        Status.DENIED, "The document's machine-readable data did not validate (check digits, fields).",
+        "Do not grant access; offer a new session with another document."),
+    Reason.DOCUMENT_EXPIRED: ReasonGuide(
+        Status.DENIED, "The document was readable but past its expiry date.",
+        "Do not grant access; ask the user to use a valid document in a new session."),
+    Reason.UNDERAGE_DOCUMENT: ReasonGuide(
+        Status.DENIED, "The document shows the user is younger than the age limit.",
+        "Do not grant access; do not offer an immediate retry."),
+    Reason.ATTEMPTS_EXCEEDED: ReasonGuide(
+        Status.DENIED, "Three attempts at one step gave nothing usable (no face, unreadable document), "
+        "or too many uploads were refused.",
+        "Do not grant access; the user may try again later in a new session, with better light."),
+    Reason.CANCELLED: ReasonGuide(
+        Status.DENIED, "The user chose Cancel in the flow, or you cancelled it (`POST /v1/sessions/{id}/cancel`).",
+        "Nothing was decided about the age; offer to start again."),
+    Reason.EXPIRED: ReasonGuide(
+        Status.DENIED, "The session was not completed before `expiresAt`.",
+        "Nothing was decided about the age; create a new session when the user comes back."),
+}
+
+
+def reason_table_markdown() -> str:
+    """The README's reason table, as it must read."""
+    lines = ["| reason | status | what it means | what to do |", "|---|---|---|---|"]
+    for reason, guide in GUIDE.items():
+        lines.append(f"| `{reason}` | `{guide.status}` | {guide.meaning} | {guide.action} |")
+    return "\n".join(lines)
+
+
+def reason_description() -> str:
+    """The OpenAPI description of the `reason` field."""
+    rows = "\n".join(f"- `{reason}` ({guide.status}): {guide.meaning} {guide.action}" for reason, guide in GUIDE.items())
+    return "`null` while the session is open; once it is final, why:\n\n" + rows

@@ -1,0 +1,168 @@
+"""The Python client against the running service: gunicorn, PostgreSQL, Redis, a Celery worker, a receiver.
+
+A partner's backend does exactly this: create a session, send the user to the flow (here the sandbox
+endpoint plays the user), wait for the final state, verify the webhook, confirm with GET.
+"""
+import threading
+import time
+
+import pytest
+from ageverify_client import (
+    AgeVerify,
+    AuthenticationError,
+    BadRequestError,
+    ConfirmationError,
+    NotFoundError,
+    WaitTimeout,
+    WebhookVerificationError,
+    WebhookVerifier,
+)
+
+from tenants.services import tenant_create
+from tests.support.web_server import gunicorn
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module")
+def service(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock(), gunicorn(workers=2, extra_env={"WEBHOOK_ALLOW_PRIVATE_TARGETS": "1"}) as url:
+        yield url
+
+
+@pytest.fixture
+def tenant(transactional_db):
+    return tenant_create(name="Acme Games", webhooks_enabled=True)
+
+
+@pytest.fixture
+def sandbox(service, tenant):
+    """The client as a partner configures it for the sandbox: test key and the test signing secret."""
+    return AgeVerify(tenant.test_key, base_url=service, webhook_secret=tenant.tenant.test_webhook_secret,
+                     backoff_base=0.05)
+
+
+def _later(seconds: float, action) -> threading.Thread:
+    def run():
+        time.sleep(seconds)
+        action()
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, celery_worker, receiver):
+    created = sandbox.sessions.create(
+        subject="user-42", age_limit=18, notification_url=receiver.url(),
+        callback_url="http://127.0.0.1:3000/verified", cancel_url="http://127.0.0.1:3000/cancelled",
+    )
+    assert created.session_id.startswith("ses_") and created.status == "initiated"
+    assert (created.subject, created.age_limit, created.mode) == ("user-42", 18, "test")
+    assert created.verification_url.startswith(f"{service}/flow/start?") and created.session_token
+    assert created.client_secret is None or (isinstance(created.client_secret, str) and created.client_secret)
+    assert created.expires_at > created.created_at
+
+    # The user finishes in the hosted flow a moment later (the sandbox endpoint plays the user).
+    user = _later(0.6, lambda: AgeVerify(tenant.test_key, base_url=service).sandbox.advance(created.session_id, "approved"))
+    result = sandbox.sessions.wait(created.session_id, timeout=15, interval=0.2)
+    user.join()
+
+    assert result.approved and result.session.is_final
+    assert result.reason in {"age_estimation", "document"}
+    if result.reason == "document":
+        assert result.validate_doc.true_age >= 18 and result.validate_doc.birthdate.year < 2010
+    else:
+        assert result.age_estimation.estimated_age >= 18 and result.liveness.is_live
+
+    [delivered] = receiver.wait_for(1, timeout=15)
+    event = sandbox.webhooks.verify(delivered.body, delivered.headers)
+    assert event.event == "verification.completed" and event.webhook_id == delivered.headers["webhook-id"]
+    assert (event.data.session_id, event.data.status, event.data.subject, event.data.age_limit, event.data.mode) == (
+        created.session_id, "approved", "user-42", 18, "test")
+    assert event.data.approved and event.timestamp is not None
+
+    confirmed = sandbox.sessions.confirm(created.session_id, subject="user-42", age_limit=18, mode="test")
+    assert confirmed.session_id == created.session_id
+
+
+def test_a_webhook_does_not_verify_with_the_live_secret_nor_when_tampered(sandbox, tenant, celery_worker, receiver):
+    created = sandbox.sessions.create(subject="user-7", age_limit=16, notification_url=receiver.url())
+    sandbox.sandbox.advance(created.session_id, "denied")
+    [delivered] = receiver.wait_for(1, timeout=15)
+
+    with pytest.raises(WebhookVerificationError):
+        WebhookVerifier(tenant.tenant.webhook_secret).verify(delivered.body, delivered.headers)
+    with pytest.raises(WebhookVerificationError):
+        sandbox.webhooks.verify(delivered.body.replace(b"denied", b"approved"), delivered.headers)
+    with pytest.raises(WebhookVerificationError, match="test event, expected live"):
+        WebhookVerifier(tenant.tenant.test_webhook_secret, mode="live").verify(delivered.body, delivered.headers)
+    assert sandbox.webhooks.verify(delivered.body, delivered.headers).data.status == "denied"
+
+
+def test_wait_gives_up_after_its_timeout_with_the_last_reading(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+
+    started = time.monotonic()
+    with pytest.raises(WaitTimeout) as raised:
+        sandbox.sessions.wait(created.session_id, timeout=0.5, interval=0.2)
+
+    assert 0.5 <= time.monotonic() - started < 3
+    assert raised.value.last.status == "initiated"
+
+
+def test_confirm_refuses_a_denied_session_and_one_for_another_user(sandbox):
+    denied = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(denied.session_id, "denied")
+    approved = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(approved.session_id, "approved")
+
+    with pytest.raises(ConfirmationError, match="denied") as raised:
+        sandbox.sessions.confirm(denied.session_id, subject="user-42")
+    assert raised.value.result.reason == "liveness_failed"
+    with pytest.raises(ConfirmationError, match="subject"):
+        sandbox.sessions.confirm(approved.session_id, subject="user-43")
+    with pytest.raises(ConfirmationError, match="age_limit"):
+        sandbox.sessions.confirm(approved.session_id, age_limit=21)
+    with pytest.raises(ConfirmationError, match="mode"):
+        sandbox.sessions.confirm(approved.session_id, mode="live")
+
+
+def test_the_same_idempotency_key_gives_back_the_same_session(sandbox):
+    first = sandbox.sessions.create(subject="user-42", age_limit=18, idempotency_key="order-1234")
+    again = sandbox.sessions.create(subject="user-42", age_limit=18, idempotency_key="order-1234")
+    other = sandbox.sessions.create(subject="user-42", age_limit=18)
+
+    assert again.session_id == first.session_id and again.session_token == first.session_token
+    assert other.session_id != first.session_id
+
+
+def test_errors_carry_the_problem_details(service, sandbox):
+    with pytest.raises(BadRequestError) as raised:
+        sandbox.sessions.create(subject="user-42", age_limit=25)
+    error = raised.value
+    assert (error.status, error.code, error.title) == (400, "validation_error", "Invalid request")
+    assert error.type == "https://docs.ageverify.dev/errors/validation_error"
+    assert error.detail == "age_limit must be between 10 and 21"
+    assert error.errors == [{"field": "age_limit", "code": "out_of_range", "message": "must be between 10 and 21"}]
+    assert error.request_id.startswith("req_") and error.extra["requestId"] == error.request_id
+    assert "age_limit must be between 10 and 21" in str(error)
+
+    with pytest.raises(NotFoundError) as raised:
+        sandbox.sessions.get("ses_01KNOSUCHSESSION0000000000")
+    assert raised.value.code == "session_not_found"
+    with pytest.raises(AuthenticationError) as raised:
+        AgeVerify("av_test_" + "x" * 40, base_url=service).sessions.get("ses_x")
+    assert raised.value.code == "invalid_api_key"
+
+
+def test_a_rate_limited_client_waits_as_the_service_asks_and_gets_through(sandbox, tenant):
+    tenant.tenant.rate_limit_per_second = 1
+    tenant.tenant.rate_limit_burst = 2
+    tenant.tenant.save()
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)  # one of the burst
+
+    started = time.monotonic()
+    reads = [sandbox.sessions.get(created.session_id).status for _ in range(3)]
+
+    assert reads == ["initiated"] * 3
+    assert time.monotonic() - started >= 1.5  # two of the reads waited out a 429's Retry-After: 1

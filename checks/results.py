@@ -34,3 +34,11 @@ class DocumentData:
     expiry_date: datetime.date | None
     checks_valid: bool  # every MRZ check digit verified / AAMVA mandatory fields parse
     problem: str | None  # short internal explanation when checks_valid is False
+
+
+@dataclass(frozen=True)
+class HolderMatch:
+    """How alike the live face and the document's portrait are (checks.face_match); a number, no template."""
+
+    score: float  # 0..1, higher is more alike
+    matched: bool  # score >= the threshold in force

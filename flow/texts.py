@@ -14,6 +14,7 @@ DENIAL_MESSAGES = {
     Reason.DOCUMENT_INVALID: "We could not validate the document.",
     Reason.DOCUMENT_EXPIRED: "The document has expired.",
     Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
+    Reason.DOCUMENT_MISMATCH: "The face in front of the camera did not match the photo on the document.",
 }
 SANDBOX_OUTCOMES = {
     Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),

@@ -11,6 +11,7 @@ from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule
+from .choices import Mode
 from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, Status, VerificationSession
 from .state_machine import OPEN_STATUSES, session_expire_if_due
 
@@ -69,6 +70,9 @@ class LivenessRead:
 class DocumentRead:
     true_age: int
     birthdate: date
+    liveness_checked: bool
+    holder_match_score: float | None
+    holder_match_passed: bool | None
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ def _session_read_sql() -> str:
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
-        f"d.id, d.true_age, d.birthdate FROM {session} s "
+        f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed "
+        f"FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
         f"LEFT JOIN {document} d ON d.session_id = s.id "
         "WHERE s.id = %s AND s.tenant_id = %s AND s.mode = %s"
@@ -121,7 +126,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         row = cursor.fetchone()
     if row is None:
         raise SessionNotFound(session_id)
-    session, (age_id, age, confidence, liveness_id, is_live, score, document_id, true_age, birthdate) = (
+    session, (age_id, age, confidence, liveness_id, is_live, score, document_id, *document) = (
         dict(zip(_SESSION_COLUMNS, row[:12])), row[12:])
     if session["status"] in OPEN_STATUSES and session["expires_at"] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
@@ -131,7 +136,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         **session,
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
-        document=DocumentRead(true_age, birthdate) if document_id is not None else None,
+        document=DocumentRead(*document) if document_id is not None else None,
     )
 
 
@@ -182,3 +187,9 @@ def sessions_list_for_tenant(
             return SessionPage(sessions=page[:limit], has_more=len(page) > limit)
         for session in due:  # rare (beat expires them every 30 s): finalize, then read the page again
             session_expire_if_due(session)
+
+
+def session_presence_required(session: VerificationSession) -> bool:
+    """Whether a document needs a passed head-turn capture of this session matching its portrait (tenant
+    policy, on by default; sandbox sessions run no checks)."""
+    return session.mode == Mode.LIVE and session.tenant.document_presence_required

@@ -73,6 +73,8 @@ MIDDLEWARE = [
     # Serves the flow's, dashboard's and API docs' own assets in production too (no CDN, no extra server).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The flow's pages (and their error pages, CSRF failures included) in the user's language.
+    "flow.language.FlowLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -200,9 +202,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The hosted flow speaks these (flow/locale/, flow/language.py); the API, dashboard and admin stay in English.
+LANGUAGES = [
+    ("en", "English"), ("de", "German"), ("fr", "French"), ("es", "Spanish"), ("it", "Italian"),
+    ("nl", "Dutch"), ("pl", "Polish"), ("pt", "Portuguese"), ("ar", "Arabic"),
+]
+# The flow's language choice (the `locale` of the start link, or the switch on every page) lives in this
+# cookie, scoped to the flow.
+LANGUAGE_COOKIE_NAME = "av_lang"
+LANGUAGE_COOKIE_PATH = "/flow/"
+LANGUAGE_COOKIE_AGE = 30 * 24 * 3600
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_SECURE = not DEBUG
 USE_TZ = True
 
 STATIC_URL = "/static/"

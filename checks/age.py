@@ -20,10 +20,10 @@ from importlib import metadata
 
 from checks.faces import AGE_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
-from checks.results import AgeReading, Retake
+from checks.results import AgeReading, Retake, gettext_noop
 
-MESSAGE_NO_FACE = "We could not find a face. Face the camera in good light."
-MESSAGE_SEVERAL_FACES = "We can see more than one face. Make sure only you are in the picture."
+MESSAGE_NO_FACE = gettext_noop("We could not find a face. Face the camera in good light.")
+MESSAGE_SEVERAL_FACES = gettext_noop("We can see more than one face. Make sure only you are in the picture.")
 
 
 def age_network() -> str:

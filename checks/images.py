@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from checks.results import gettext_noop
+
 MAX_BYTES = 10 * 1024 * 1024
 MAX_PIXELS = 25_000_000
 MIN_SIDE = 32
@@ -29,12 +31,12 @@ _DECODE_ERRORS = (
     MemoryError,
 )
 
-MESSAGE_EMPTY = "The upload is empty. Take a new picture and try again."
-MESSAGE_TOO_MANY_BYTES = "The picture is larger than 10 MB. Take a new picture or choose a smaller one."
-MESSAGE_NOT_AN_IMAGE = "This file is not a picture we can read. Use a JPEG, PNG or WebP photo."
-MESSAGE_TOO_MANY_PIXELS = "The picture is larger than 25 megapixels. Use a smaller photo."
-MESSAGE_TOO_SMALL = "The picture is too small. Take a new picture with the camera closer."
-MESSAGE_DAMAGED = "The picture is damaged or incomplete. Take a new picture and try again."
+MESSAGE_EMPTY = gettext_noop("The upload is empty. Take a new picture and try again.")
+MESSAGE_TOO_MANY_BYTES = gettext_noop("The picture is larger than 10 MB. Take a new picture or choose a smaller one.")
+MESSAGE_NOT_AN_IMAGE = gettext_noop("This file is not a picture we can read. Use a JPEG, PNG or WebP photo.")
+MESSAGE_TOO_MANY_PIXELS = gettext_noop("The picture is larger than 25 megapixels. Use a smaller photo.")
+MESSAGE_TOO_SMALL = gettext_noop("The picture is too small. Take a new picture with the camera closer.")
+MESSAGE_DAMAGED = gettext_noop("The picture is damaged or incomplete. Take a new picture and try again.")
 
 
 class ImageRejected(Exception):

@@ -46,7 +46,7 @@ from PIL import Image, ImageFilter
 from checks.faces import Face, dominant_face, face_engine
 from checks.head_pose import face_width_ratio, head_yaw
 from checks.images import ImageRejected, open_image
-from checks.results import Liveness, Retake
+from checks.results import Liveness, Retake, gettext_noop
 
 logger = logging.getLogger(__name__)
 
@@ -70,12 +70,12 @@ MAX_FRAMES_PER_STEP = 6  # more are sampled down, so a long upload cannot cost u
 MIN_FACE_FRACTION = 0.5  # of the analysed frames must show a face, else retake
 _ANALYSIS_MAX_SIDE = 640
 
-MESSAGE_NO_FRAMES = "We did not receive the pictures from your camera. Please try again."
-MESSAGE_FACE_LOST = (
+MESSAGE_NO_FRAMES = gettext_noop("We did not receive the pictures from your camera. Please try again.")
+MESSAGE_FACE_LOST = gettext_noop(
     "We could not see your face clearly during the head turns. Keep your whole face in view, "
     "in good light, and turn your head only slightly."
 )
-MESSAGE_SEVERAL_FACES = "We can see more than one face. Make sure only you are in the picture."
+MESSAGE_SEVERAL_FACES = gettext_noop("We can see more than one face. Make sure only you are in the picture.")
 
 
 def challenge_new() -> list[str]:

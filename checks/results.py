@@ -6,11 +6,20 @@ import datetime
 from dataclasses import dataclass
 
 
+def gettext_noop(message: str) -> str:
+    """Marks a user message for translation and returns it unchanged, as Django's function of that name does.
+
+    The checks run without Django: they return the English text, the flow shows it in the user's
+    language (`manage.py flow_messages` extracts every marked message into flow/locale/).
+    """
+    return message
+
+
 @dataclass(frozen=True)
 class Retake:
     """Not a decision: the picture could not be used and the user is asked to try again."""
 
-    message: str  # user-facing, plain English
+    message: str  # user-facing, plain English marked with gettext_noop (translated where it is shown)
 
 
 @dataclass(frozen=True)

@@ -1,25 +1,64 @@
-"""What the flow's pages say to the user, apart from the views' control flow."""
+"""What the flow's pages say to the user, apart from the views' control flow; translated (flow/locale/).
+
+The pages' scripts take their words from `SCRIPT_TEXTS`, rendered into each page as JSON, so every
+sentence the user reads is in the catalog, in the page's language.
+"""
+from django.utils.translation import gettext_lazy as _
+
 from sessions_api.choices import Reason, Status
 
 INSTRUCTIONS = {
-    "left": "Turn your head slowly to your left",
-    "right": "Turn your head slowly to your right",
-    "center": "Look straight at the camera",
+    "left": _("Turn your head slowly to your left"),
+    "right": _("Turn your head slowly to your right"),
+    "center": _("Look straight at the camera"),
 }
 DENIAL_MESSAGES = {
-    Reason.CANCELLED: "You cancelled the verification.",
-    Reason.EXPIRED: "The time for this verification ran out.",
-    Reason.LIVENESS_FAILED: "We could not confirm that a live person took the selfie.",
-    Reason.ATTEMPTS_EXCEEDED: "We could not use the pictures after several attempts.",
-    Reason.DOCUMENT_INVALID: "We could not validate the document.",
-    Reason.DOCUMENT_EXPIRED: "The document has expired.",
-    Reason.UNDERAGE_DOCUMENT: "The document shows that you do not meet the minimum age.",
-    Reason.DOCUMENT_MISMATCH: "The face in front of the camera did not match the photo on the document.",
+    Reason.CANCELLED: _("You cancelled the verification."),
+    Reason.EXPIRED: _("The time for this verification ran out."),
+    Reason.LIVENESS_FAILED: _("We could not confirm that a live person took the selfie."),
+    Reason.ATTEMPTS_EXCEEDED: _("We could not use the pictures after several attempts."),
+    Reason.DOCUMENT_INVALID: _("We could not validate the document."),
+    Reason.DOCUMENT_EXPIRED: _("The document has expired."),
+    Reason.UNDERAGE_DOCUMENT: _("The document shows that you do not meet the minimum age."),
+    Reason.DOCUMENT_MISMATCH: _("The face in front of the camera did not match the photo on the document."),
 }
+DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
 SANDBOX_OUTCOMES = {
-    Status.INITIATED: [("approved", "Approve (age estimation)"), ("requires_doc", "Ask for a document"),
-                       ("denied", "Deny (liveness failed)"), ("processing", "Stay in processing")],
-    Status.REQUIRES_DOC: [("approved", "Approve (document)"), ("denied", "Deny (underage document)"),
-                          ("processing", "Stay in processing")],
+    Status.INITIATED: [("approved", _("Approve (age estimation)")), ("requires_doc", _("Ask for a document")),
+                       ("denied", _("Deny (liveness failed)")), ("processing", _("Stay in processing"))],
+    Status.REQUIRES_DOC: [("approved", _("Approve (document)")), ("denied", _("Deny (underage document)")),
+                          ("processing", _("Stay in processing"))],
 }
-MESSAGE_NO_DOCUMENT_PICTURE = "Choose or take a picture of your document first."
+# No face can approve at an age limit where the face path is off: an approval there stands for a document read.
+SANDBOX_APPROVE_DOCUMENT = _("Approve (document)")
+MESSAGE_CHOOSE_AN_OUTCOME = _("Choose one of the outcomes below.")
+MESSAGE_NO_DOCUMENT_PICTURE = _("Choose or take a picture of your document first.")
+
+SCRIPT_TEXTS = {
+    # static/flow/camera.js
+    "cameraBlocked": _("Camera access was blocked. Allow the camera in your browser settings and try again."),
+    "cameraNotFound": _("We could not find a camera on this device."),
+    "cameraInUse": _("The camera is in use by another app. Close it and try again."),
+    "cameraFailed": _("The camera could not be started."),
+    "cameraStarting": _("Starting the camera…"),
+    # static/flow/selfie.js
+    "selfieCameraOn": _("Camera on. Put your face inside the oval, then press Start."),
+    "selfieCameraFailed": _("You can upload photos below, or use an ID document instead."),
+    # Translators: %(step)s and %(total)s are numbers: "Step 2 of 4".
+    "selfieStep": _("Step %(step)s of %(total)s"),
+    "selfieThanks": _("Thank you"),
+    "selfieSending": _("Sending your pictures…"),
+    "selfieCaptureFailed": _("The pictures could not be taken. Press Start to try again, or upload photos below."),
+    # static/flow/document.js
+    "documentFrame": _("Fill the frame with the document, then take the photo."),
+    "documentCameraFailed": _("You can upload a photo below instead."),
+    "documentCheck": _("Is all the text sharp and readable? If not, take another."),
+    "documentSending": _("Sending your photo…"),
+    "documentPrepareFailed": _("The photo could not be prepared. Take another, or upload one below."),
+    "documentPreparing": _("Preparing your photo…"),
+    "documentBackOffer": _("Got it. If the lines of letters or the barcode are on the back, photograph the back too."),
+    "documentBackFrame": _("Now the back of the card, filling the frame, then take the photo."),
+    "documentThenHeadTurns": _("Photo ready. Now turn on the camera for the head turns, below."),
+    # static/flow/progress.js
+    "progressSlow": _("This is taking longer than usual. Please keep this page open."),
+}

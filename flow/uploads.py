@@ -3,12 +3,13 @@ import io
 
 from django.core.files.uploadedfile import InMemoryUploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
+from django.utils.translation import gettext_lazy as _
 
 from sessions_api.submission import MAX_IMAGE_BYTES
 
-MESSAGE_FILE_TOO_LARGE = "A picture is larger than 10 MB. Take a new picture or choose a smaller one."
-MESSAGE_TOO_MANY_FILES = "Too many pictures were sent. Please start again."
-MESSAGE_REQUEST_TOO_LARGE = "The pictures are too large to send together. Use smaller pictures."
+MESSAGE_FILE_TOO_LARGE = _("A picture is larger than 10 MB. Take a new picture or choose a smaller one.")
+MESSAGE_TOO_MANY_FILES = _("Too many pictures were sent. Please start again.")
+MESSAGE_REQUEST_TOO_LARGE = _("The pictures are too large to send together. Use smaller pictures.")
 # Room for the form fields and multipart boundaries around the files.
 _ENVELOPE_BYTES = 256 * 1024
 

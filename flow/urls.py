@@ -1,7 +1,7 @@
 """Routes of the hosted verification flow under /flow/."""
 from django.urls import path, re_path
 
-from . import errors, views
+from . import errors, language, views
 
 app_name = "flow"
 urlpatterns = [
@@ -15,6 +15,7 @@ urlpatterns = [
     path("sandbox", views.sandbox, name="sandbox"),
     path("result", views.result, name="result"),
     path("cancel", views.cancel, name="cancel"),
+    path("language", language.set_language, name="language"),
     # Anything else under /flow/ gets the flow's own friendly 404 page.
     re_path(r"^(?P<rest>.*)$", errors.not_found),
 ]

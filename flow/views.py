@@ -48,7 +48,17 @@ from .cookie import flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
-from .texts import DENIAL_MESSAGES, INSTRUCTIONS, MESSAGE_NO_DOCUMENT_PICTURE, SANDBOX_OUTCOMES
+from .language import language_cookie_set, language_from_link
+from .texts import (
+    DENIAL_MESSAGE_OTHER,
+    DENIAL_MESSAGES,
+    INSTRUCTIONS,
+    MESSAGE_CHOOSE_AN_OUTCOME,
+    MESSAGE_NO_DOCUMENT_PICTURE,
+    SANDBOX_APPROVE_DOCUMENT,
+    SANDBOX_OUTCOMES,
+    SCRIPT_TEXTS,
+)
 from .upload_step import UploadStep, upload_step_view
 from .uploads import read_files
 
@@ -65,19 +75,24 @@ def _reloaded(session):
 
 
 def _context(session, **extra):
-    return {"session": session, "tenant_name": session.tenant.name, "is_sandbox": session.mode == Mode.TEST, **extra}
+    return {"session": session, "tenant_name": session.tenant.name, "is_sandbox": session.mode == Mode.TEST,
+            "script_texts": SCRIPT_TEXTS, **extra}
 
 
 @require_GET
 @no_referrer
 @outage_safe
 def start(request):
+    language = language_from_link(request)
     try:
         session = flow_link_verify(request.GET)
     except FlowLinkRejected as rejected:
-        return error_page(request, rejected.kind, session=rejected.session)
-    response = flow_headers(SeeOther(reverse("flow:consent")))
-    flow_cookie_set(response, session)
+        response = error_page(request, rejected.kind, session=rejected.session)
+    else:
+        response = flow_headers(SeeOther(reverse("flow:consent")))
+        flow_cookie_set(response, session)
+    if language:
+        language_cookie_set(response, language)
     return response
 
 
@@ -211,12 +226,12 @@ def sandbox(request, session):
     outcomes = SANDBOX_OUTCOMES[session.status]
     if session.status == Status.INITIATED and not session_face_path_on(session):
         # No face can approve at this age limit: an approval there stands for a document read.
-        outcomes = [(value, "Approve (document)" if value == "approved" else label) for value, label in outcomes]
+        outcomes = [(value, SANDBOX_APPROVE_DOCUMENT if value == "approved" else label) for value, label in outcomes]
     if request.method == "POST":
         chosen = request.POST.get("outcome", "")
         if chosen not in dict(outcomes):
             return render(request, "flow/sandbox.html", _context(
-                session, outcomes=outcomes, error="Choose one of the outcomes below."), status=400)
+                session, outcomes=outcomes, error=MESSAGE_CHOOSE_AN_OUTCOME), status=400)
         try:
             session = sandbox_advance(session_id=session.id, to=chosen, cause="sandbox: outcome chosen in the web flow")
         except TransitionNotAllowed:
@@ -230,7 +245,7 @@ def sandbox(request, session):
 def result(request, session):
     return render(request, "flow/result.html", _context(
         session, approved=session.status == Status.APPROVED,
-        denial_message=DENIAL_MESSAGES.get(session.reason, "We could not verify your age."),
+        denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
     ))
 
 

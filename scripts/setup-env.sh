@@ -38,6 +38,7 @@ ensure_venv() {
   fi
   ensure_age_network
   ensure_face_model
+  ensure_translations
 }
 
 # The holder match's descriptor model comes inside a PyPI package; its sha256 is checked here at
@@ -47,6 +48,12 @@ ensure_face_model() {
     echo "the face descriptor model failed its check: see the message above" >&2
     return 1
   fi
+}
+
+# The hosted flow's catalogs (flow/locale/*.po, committed) compiled to .mo with GNU gettext's msgfmt.
+ensure_translations() {
+  ensure_apt gettext
+  .venv/bin/python scripts/compile_translations.py
 }
 
 # The age network is converted from a pinned npm package to ONNX once, hash-checked before and

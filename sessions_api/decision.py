@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_noop
+
 from checks.document import age_on
 from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
 
@@ -20,7 +22,7 @@ from .state_machine import Results
 
 MAX_ATTEMPTS = 3
 
-MESSAGE_NOT_LIVE = (
+MESSAGE_NOT_LIVE = gettext_noop(
     "We could not confirm that this was a live person in front of the camera. "
     "Follow each instruction and turn your head slowly."
 )
@@ -84,18 +86,18 @@ def _selfie_retake(message: str, last_attempt: bool) -> Decision:
     return Decision(Status.INITIATED, retake_message=message)
 
 
-MESSAGE_DOCUMENT_EXPIRED = (
+MESSAGE_DOCUMENT_EXPIRED = gettext_noop(
     "This document has expired. Take a picture of another document that is still valid, for example your "
     "passport."
 )
-MESSAGE_DOCUMENT_UNREADABLE = (
+MESSAGE_DOCUMENT_UNREADABLE = gettext_noop(
     "We could not read the machine-readable lines of your document correctly. Take a sharper picture, flat "
     "and in good light, or use another document."
 )
-MESSAGE_HEAD_TURNS_MISSING = (
+MESSAGE_HEAD_TURNS_MISSING = gettext_noop(
     "Do the head turns as well, after the document: they show that the document's holder is here."
 )
-MESSAGE_HOLDER_MISMATCH = (
+MESSAGE_HOLDER_MISMATCH = gettext_noop(
     "The face in front of the camera does not look like the photo on the document. Use your own document, "
     "and look straight at the camera in good light."
 )

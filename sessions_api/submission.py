@@ -22,6 +22,8 @@ import logging
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+# User messages are stored and raised in English, marked; the flow translates them where it shows them.
+from django.utils.translation import gettext_noop
 
 # The flow sizes its upload limits by this, through us: it does not import the checks itself.
 from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
@@ -41,11 +43,14 @@ MAX_FRAMES_PER_STEP = 8
 MAX_PIXELS_PER_UPLOAD = 50_000_000
 # Refused uploads a session may make across its steps; the next one ends it (attempts_exceeded).
 MAX_REFUSED_UPLOADS = 10
-MESSAGE_TOO_MANY_PIXELS = "The pictures are too large together. Take new pictures or choose smaller ones."
-MESSAGE_QUEUE_DOWN = "We cannot check pictures right now. Please try again in a minute."
-MESSAGE_CHALLENGE_CHANGED = "The instructions changed while you were taking the pictures. Please start again."
-MESSAGE_FRAMES_MISSING = "We did not receive a picture for every instruction. Please start again."
-MESSAGE_TOO_MANY_FRAMES = "Too many pictures were sent. Please start again."
+MESSAGE_TOO_MANY_PIXELS = gettext_noop("The pictures are too large together. Take new pictures or choose smaller ones.")
+MESSAGE_QUEUE_DOWN = gettext_noop("We cannot check pictures right now. Please try again in a minute.")
+MESSAGE_CHALLENGE_CHANGED = gettext_noop(
+    "The instructions changed while you were taking the pictures. Please start again."
+)
+MESSAGE_FRAMES_MISSING = gettext_noop("We did not receive a picture for every instruction. Please start again.")
+MESSAGE_TOO_MANY_FRAMES = gettext_noop("Too many pictures were sent. Please start again.")
+MESSAGE_STEP_DONE = gettext_noop("This step is already done. Continue from the current page.")
 
 
 class SubmissionRejected(Exception):
@@ -155,7 +160,7 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
     try:
         session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(from_status,), cause=cause)
     except TransitionNotAllowed:
-        raise SubmissionRejected("This step is already done. Continue from the current page.", status_code=409)
+        raise SubmissionRejected(MESSAGE_STEP_DONE, status_code=409)
     try:
         publish()
     except Exception:  # broker unreachable: nothing will analyse it, so give the step back (no attempt used)

@@ -1,5 +1,8 @@
 """Shared fixtures: tenants with real keys, API clients, a Celery worker and the HTTPS webhook receiver."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import redis
@@ -8,6 +11,12 @@ from django.conf import settings
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
 from tests.support.receiver import WebhookReceiver, make_tls_files
+
+
+def pytest_configure(config):
+    """The flow's .mo files, compiled from the committed .po files where a catalog changed (as scripts/test does)."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "compile_translations.py"
+    subprocess.run([sys.executable, str(script)], check=True)
 
 
 @pytest.fixture(autouse=True)

@@ -59,15 +59,15 @@
   function explain(error) {
     var name = error && error.name;
     if (name === "NotAllowedError" || name === "SecurityError") {
-      return "Camera access was blocked. Allow the camera in your browser settings and try again.";
+      return AvText("cameraBlocked");
     }
     if (name === "NotFoundError" || name === "OverconstrainedError") {
-      return "We could not find a camera on this device.";
+      return AvText("cameraNotFound");
     }
     if (name === "NotReadableError") {
-      return "The camera is in use by another app. Close it and try again.";
+      return AvText("cameraInUse");
     }
-    return "The camera could not be started.";
+    return AvText("cameraFailed");
   }
 
   window.AvCamera = { supported: supported, start: start, stop: stop, draw: draw, toJpeg: toJpeg,

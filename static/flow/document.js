@@ -32,14 +32,14 @@
 
   buttons.on.addEventListener("click", function () {
     buttons.on.disabled = true;
-    status.textContent = "Starting the camera…";
+    status.textContent = AvText("cameraStarting");
     AvCamera.start(video, "environment", 1920, 1080).then(function () {
       show(["capture"]);
       buttons.capture.focus();
-      status.textContent = "Fill the frame with the document, then take the photo.";
+      status.textContent = AvText("documentFrame");
     }, function (error) {
       buttons.on.disabled = false;
-      status.textContent = AvCamera.explain(error) + " You can upload a photo below instead.";
+      status.textContent = AvCamera.explain(error) + " " + AvText("documentCameraFailed");
       fallback.open = true;
     });
   });
@@ -50,7 +50,7 @@
     video.hidden = true;
     show(["use", "retake"]);
     buttons.use.focus();
-    status.textContent = "Is all the text sharp and readable? If not, take another.";
+    status.textContent = AvText("documentCheck");
   });
 
   buttons.retake.addEventListener("click", function () {
@@ -58,7 +58,7 @@
     video.hidden = false;
     show(["capture"]);
     buttons.capture.focus();
-    status.textContent = "Fill the frame with the document, then take the photo.";
+    status.textContent = AvText("documentFrame");
   });
 
   function done() {
@@ -66,16 +66,17 @@
     var turns = document.querySelector("[data-selfie]");
     if (turns) {  // presence policy: the head turns come next and send the document with them
       show([]);
-      status.textContent = "Photo ready. Now turn on the camera for the head turns, below.";
+      status.textContent = AvText("documentThenHeadTurns");
       turns.scrollIntoView();
       return;
     }
+    status.textContent = AvText("documentSending");
     form.submit();
   }
 
   buttons.use.addEventListener("click", function () {
     buttons.use.disabled = true;
-    status.textContent = "Preparing your photo…";
+    status.textContent = AvText("documentPreparing");
     AvCamera.toJpeg(still, 0.92).then(function (blob) {
       buttons.use.disabled = false;
       if (side === "back") {
@@ -87,10 +88,10 @@
       if (!backInput) { done(); return; }
       show(["back", "frontOnly"]);
       buttons.back.focus();
-      status.textContent = "Got it. If the lines of letters or the barcode are on the back, photograph the back too.";
+      status.textContent = AvText("documentBackOffer");
     }, function () {
       buttons.use.disabled = false;
-      status.textContent = "The photo could not be prepared. Take another, or upload one below.";
+      status.textContent = AvText("documentPrepareFailed");
     });
   });
 
@@ -100,7 +101,7 @@
     video.hidden = false;
     show(["capture"]);
     buttons.capture.focus();
-    status.textContent = "Now the back of the card, filling the frame, then take the photo.";
+    status.textContent = AvText("documentBackFrame");
   });
 
   buttons.frontOnly.addEventListener("click", done);

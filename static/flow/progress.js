@@ -20,7 +20,7 @@
           return;
         }
         if (Date.now() - started > 30000) {
-          message.textContent = "This is taking longer than usual. Please keep this page open.";
+          message.textContent = AvText("progressSlow");
         }
         setTimeout(poll, INTERVAL_MS);
       }, function () { setTimeout(poll, INTERVAL_MS * 2); });

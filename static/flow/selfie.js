@@ -31,22 +31,22 @@
 
   onButton.addEventListener("click", function () {
     onButton.disabled = true;
-    status.textContent = "Starting the camera…";
+    status.textContent = AvText("cameraStarting");
     AvCamera.start(video, "user", 640, 480).then(function () {
       onButton.hidden = true;
       startButton.hidden = false;
       startButton.focus();
-      status.textContent = "Camera on. Put your face inside the oval, then press Start.";
+      status.textContent = AvText("selfieCameraOn");
     }, function (error) {
       onButton.disabled = false;
-      failed(AvCamera.explain(error) + " You can upload photos below, or use an ID document instead.");
+      failed(AvCamera.explain(error) + " " + AvText("selfieCameraFailed"));
     });
   });
 
   function captureStep(input, index) {
     var blobs = [];
     instruction.textContent = input.getAttribute("data-instruction");
-    status.textContent = "Step " + (index + 1) + " of " + inputs.length;
+    status.textContent = AvText("selfieStep", { step: index + 1, total: inputs.length });
     var chain = AvCamera.wait(SETTLE_MS);
     for (var i = 0; i < FRAMES_PER_STEP; i += 1) {
       chain = chain.then(function () { return AvCamera.capture(video, FRAME_WIDTH, 0.9); })
@@ -62,13 +62,13 @@
       chain = chain.then(function () { return captureStep(input, index); });
     });
     chain.then(function () {
-      instruction.textContent = "Thank you";
-      status.textContent = "Sending your pictures…";
+      instruction.textContent = AvText("selfieThanks");
+      status.textContent = AvText("selfieSending");
       AvCamera.stop(video);
       form.submit();
     }, function () {
       startButton.disabled = false;
-      failed("The pictures could not be taken. Press Start to try again, or upload photos below.");
+      failed(AvText("selfieCaptureFailed"));
     });
   });
 })();

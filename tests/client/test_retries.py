@@ -3,6 +3,7 @@
 The server here is a local HTTP server answering from a script (429, 503, dropped connections), as a
 proxy or an overloaded service would; the client is used exactly as a partner uses it.
 """
+import datetime
 import socket
 import uuid
 
@@ -201,3 +202,23 @@ def test_a_creation_response_without_client_secret_reads_as_none_and_with_one_ex
 
     assert client.sessions.create(subject="a", age_limit=18).client_secret is None
     assert client.sessions.create(subject="a", age_limit=18).client_secret == "ses_01KTEST_secret_abc"
+
+
+def test_cancel_is_retried_like_a_get_since_cancelling_twice_answers_the_same(server, client):
+    server.script(problem(503, "service_unavailable"), RESET, READ)
+
+    client.sessions.cancel(SESSION["sessionId"])
+
+    assert [(seen.method, seen.path) for seen in server.requests] == [
+        ("POST", f"/v1/sessions/{SESSION['sessionId']}/cancel")] * 3
+
+
+def test_list_sends_its_filters_as_query_parameters(server, client):
+    server.script(Answer(200, {"data": [READ.body], "hasMore": True, "nextCursor": "abc"}))
+
+    page = client.sessions.list(status=["approved", "denied"], subject="user 42", limit=5,
+                                created_from=datetime.datetime(2026, 11, 22, 10, tzinfo=datetime.timezone.utc))
+
+    assert server.requests[0].path == ("/v1/sessions?status=approved%2Cdenied&subject=user+42"
+                                       "&created_from=2026-11-22T10%3A00%3A00%2B00%3A00&limit=5")
+    assert (page.has_more, page.next_cursor, page.data[0].session_id) == (True, "abc", SESSION["sessionId"])

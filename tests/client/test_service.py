@@ -12,6 +12,7 @@ from ageverify_client import (
     AuthenticationError,
     BadRequestError,
     ConfirmationError,
+    ConflictError,
     NotFoundError,
     WaitTimeout,
     WebhookVerificationError,
@@ -166,3 +167,29 @@ def test_a_rate_limited_client_waits_as_the_service_asks_and_gets_through(sandbo
 
     assert reads == ["initiated"] * 3
     assert time.monotonic() - started >= 1.5  # two of the reads waited out a 429's Retry-After: 1
+
+
+def test_list_pages_newest_first_with_filters_and_cancel_ends_a_session(sandbox):
+    made = [sandbox.sessions.create(subject="lister", age_limit=18).session_id for _ in range(3)]
+    sandbox.sessions.create(subject="someone-else", age_limit=18)
+
+    cancelled = sandbox.sessions.cancel(made[0])
+    assert (cancelled.status, cancelled.reason) == ("denied", "cancelled")
+    assert sandbox.sessions.cancel(made[0]).session.updated_at == cancelled.session.updated_at  # answered again
+
+    first = sandbox.sessions.list(subject="lister", limit=2)
+    assert [r.session_id for r in first.data] == made[:0:-1] and first.has_more and first.next_cursor
+    second = sandbox.sessions.list(subject="lister", limit=2, cursor=first.next_cursor)
+    assert [r.session_id for r in second.data] == [made[0]] and not second.has_more
+    assert [r.session_id for r in sandbox.sessions.iterate(subject="lister", limit=1)] == made[::-1]
+    denied = sandbox.sessions.list(status=["denied"], created_from=cancelled.session.created_at)
+    assert [(r.session_id, r.reason) for r in denied.data] == [(made[0], "cancelled")]
+
+
+def test_cancelling_a_session_that_ended_otherwise_is_a_conflict(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(created.session_id, "denied", reason="document_expired")
+
+    with pytest.raises(ConflictError) as raised:
+        sandbox.sessions.cancel(created.session_id)
+    assert raised.value.code == "session_final" and "document_expired" in raised.value.detail

@@ -3,9 +3,10 @@
 Retried, with exponential back-off and jitter, up to `max_retries` times:
 - a 429, waiting what `Retry-After` (or else `RateLimit-Reset` / `RateLimit: ...;t=`) asks;
 - a 409 `idempotency_key_in_use` (the same create is still running on the server);
-- a connection error, a timeout and a 500/502/503/504 only when repeating is safe: a GET, or a POST
-  that carries an `Idempotency-Key` (the service replays the first answer). Any other POST is retried
-  only when the connection could not be opened at all (the request was never sent).
+- a connection error, a timeout and a 500/502/503/504 only when repeating is safe: a GET, a POST
+  that carries an `Idempotency-Key` (the service replays the first answer), or a POST idempotent by
+  nature (cancel). Any other POST is retried only when the connection could not be opened at all
+  (the request was never sent).
 """
 from __future__ import annotations
 
@@ -113,10 +114,11 @@ class Transport:
         self.http = http or requests.Session()
         self._headers = {"X-API-Key": api_key, "Accept": "application/json", "User-Agent": user_agent}
 
-    def request(self, method: str, path: str, *, body: Any = None,
-                headers: Optional[Mapping[str, str]] = None) -> Answer:
+    def request(self, method: str, path: str, *, body: Any = None, params: Optional[Mapping[str, str]] = None,
+                headers: Optional[Mapping[str, str]] = None, idempotent: bool = False) -> Answer:
+        """`idempotent`: repeating this request has the same effect as making it once (like a GET)."""
         headers = {**self._headers, **(headers or {})}
-        safe = method == "GET" or "Idempotency-Key" in headers
+        safe = idempotent or method == "GET" or "Idempotency-Key" in headers
         data = None
         if body is not None:
             data = json.dumps(body, separators=(",", ":")).encode()
@@ -125,7 +127,7 @@ class Transport:
         retry = 0
         while True:
             try:
-                response = self.http.request(method, url, data=data, headers=headers, timeout=self.timeout,
+                response = self.http.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout,
                                              allow_redirects=False)
             except (requests.ConnectionError, requests.Timeout) as error:
                 if retry < self.policy.max_retries and (safe or _never_sent(error)):

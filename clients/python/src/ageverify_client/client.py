@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Mapping, Optional, Union
+from datetime import datetime
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 from urllib.parse import quote
 
 import requests
 
 from ._transport import RetryPolicy, Transport
 from .errors import ConfirmationError, WaitTimeout
-from .models import CreatedSession, SessionResult
+from .models import CreatedSession, SessionPage, SessionResult
 from .webhooks import WebhookEvent, WebhookVerifier
 
 __all__ = ["AgeVerify", "Sandbox", "Sessions", "Webhooks"]
@@ -32,7 +33,7 @@ def _path(session_id: str) -> str:
 
 
 class Sessions:
-    """`POST /v1/sessions`, `GET /v1/sessions/{id}`, and waiting for or confirming a result."""
+    """`POST` and `GET /v1/sessions`, `GET /v1/sessions/{id}`, cancel, and waiting for or confirming a result."""
 
     def __init__(self, transport: Transport):
         self._transport = transport
@@ -56,6 +57,49 @@ class Sessions:
         if "clientSecret" not in session and "clientSecret" in answer.body:
             session["clientSecret"] = answer.body["clientSecret"]
         return CreatedSession.from_json(session)
+
+    def list(self, *, status: Union[str, Iterable[str], None] = None, subject: Optional[str] = None,
+             created_from: Union[datetime, str, None] = None, created_before: Union[datetime, str, None] = None,
+             limit: Optional[int] = None, cursor: Optional[str] = None) -> SessionPage:
+        """One page of `GET /v1/sessions` (the key's mode only), newest first; the filters combine.
+
+        `status` is one status or several; `created_from` (inclusive) and `created_before` are aware
+        datetimes or ISO 8601 strings with a time zone; `limit` 1..100 (the service's default: 20)."""
+        params: dict[str, str] = {}
+        if status is not None:
+            params["status"] = status if isinstance(status, str) else ",".join(status)
+        if subject is not None:
+            params["subject"] = subject
+        for name, moment in (("created_from", created_from), ("created_before", created_before)):
+            if isinstance(moment, datetime):
+                if moment.tzinfo is None:
+                    raise ValueError(f"{name} must be an aware datetime (with a time zone)")
+                params[name] = moment.isoformat()
+            elif moment is not None:
+                params[name] = moment
+        if limit is not None:
+            params["limit"] = str(limit)
+        if cursor is not None:
+            params["cursor"] = cursor
+        return SessionPage.from_json(self._transport.request("GET", "/v1/sessions", params=params).body)
+
+    def iterate(self, **filters: Any) -> Iterator[SessionResult]:
+        """Every session matching `list`'s filters, newest first, following the pages as it goes."""
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = self.list(**filters, cursor=cursor)
+            yield from page.data
+            if not page.has_more or not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def cancel(self, session_id: str) -> SessionResult:
+        """`POST /v1/sessions/{id}/cancel`: end an open session as `denied` / `cancelled`.
+
+        Cancelling a cancelled session answers it again (so the call is retried like a GET); a session
+        that ended otherwise raises `ConflictError` (`session_final`)."""
+        answer = self._transport.request("POST", _path(session_id) + "/cancel", idempotent=True)
+        return SessionResult.from_json(answer.body)
 
     def get(self, session_id: str) -> SessionResult:
         """The session and its check results; the official result (not a browser callback)."""
@@ -106,12 +150,14 @@ class Sandbox:
     def __init__(self, transport: Transport):
         self._transport = transport
 
-    def advance(self, session_id: str, to: str) -> SessionResult:
-        """`POST /v1/test/sessions/{id}/advance` with `to` in processing, requires_doc, approved, denied.
+    def advance(self, session_id: str, to: str, *, reason: Optional[str] = None) -> SessionResult:
+        """`POST /v1/test/sessions/{id}/advance` with `to` in processing, requires_doc, approved, denied,
+        and for a final `to` optionally the `reason` to end with (`document_expired`, `expired`, ...).
 
         Not idempotent, so it is never retried after the request may have reached the server."""
         path = "/v1/test/sessions/" + quote(session_id, safe="") + "/advance"
-        return SessionResult.from_json(self._transport.request("POST", path, body={"to": to}).body)
+        body = {"to": to} if reason is None else {"to": to, "reason": reason}
+        return SessionResult.from_json(self._transport.request("POST", path, body=body).body)
 
 
 class Webhooks:

@@ -16,6 +16,7 @@ __all__ = [
     "FINAL_STATUSES",
     "Liveness",
     "Session",
+    "SessionPage",
     "SessionResult",
     "Status",
     "ValidateDoc",
@@ -238,3 +239,22 @@ class SessionResult:
             extra=_split(data, _RESULT_FIELDS),
             raw=dict(data),
         )
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of `GET /v1/sessions`, newest first; pass `next_cursor` as `cursor` for the next one."""
+
+    data: list[SessionResult]
+    has_more: bool
+    next_cursor: Optional[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> SessionPage:
+        data = _object(data, "page")
+        items = data.get("data")
+        if not isinstance(items, list):
+            raise ValueError(f"page data is not a list: {items!r}")
+        return cls([SessionResult.from_json(item) for item in items], bool(data.get("hasMore")),
+                   data.get("nextCursor"), _split(data, ("data", "hasMore", "nextCursor")))

@@ -107,6 +107,9 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+    # Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
+    # API's hot reads as prepared statements (Django leaves psycopg's preparation off by default).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

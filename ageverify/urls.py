@@ -1,6 +1,7 @@
 """The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes and pipeline status."""
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import TemplateView
 
 from dashboard.forms import OperatorAuthenticationForm
 from pipeline.views import pipeline_status_view
@@ -17,6 +18,7 @@ admin.site.index_template = "admin/operators_index.html"  # the pipeline's healt
 admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are throttled as on the dashboard
 
 urlpatterns = [
+    path("", TemplateView.as_view(template_name="front.html"), name="front"),
     path("v1/", include("sessions_api.api.urls")),
     path("flow/", include("flow.urls")),
     path("dashboard/", include("dashboard.urls")),

@@ -1,14 +1,16 @@
 """Webhook benchmark: one Celery worker process delivering to local HTTPS receivers; latency and throughput.
 
 Run by hand:  .venv/bin/python bench/webhooks.py [--latency-runs 200] [--burst 500] [--pool threads]
-              [--concurrency 32] [--hanging 40]
+              [--concurrency 32] [--hanging 40] [--solo-burst 100]
 Uses DATABASE_URL / REDIS_URL when set, else a bench database (created and migrated here) and Redis db 13.
 Prints, for one worker process with the given pool (`--pool solo` is the pool before delivery ran
 threads): the time from a session's final transition to the first attempt's arrival at idle (median,
 p99; the target is p99 under 1 s), the deliveries per second on a burst to a fast receiver, and then
 the same two while another tenant's receiver hangs on `--hanging` deliveries (answering only after
 the total timeout): the healthy tenant's first-attempt latency and the deliveries/s with a hanging
-receiver in the mix.
+receiver in the mix. First, in the same run, a solo-pool worker (one attempt at a time, as delivery ran
+before the threads pool) takes a burst of `--solo-burst` to the fast receiver: the last line compares the
+pool's rate with a hanging receiver in the mix to that one (goal: 10 times).
 """
 import argparse
 import json
@@ -50,6 +52,8 @@ def main() -> None:
     parser.add_argument("--pool", default="threads", help="the worker's pool: threads (production) or solo")
     parser.add_argument("--concurrency", type=int, default=32, help="threads of the worker process")
     parser.add_argument("--hanging", type=int, default=40, help="deliveries to the hanging receiver (0: skip)")
+    parser.add_argument("--solo-burst", type=int, default=100,
+                        help="burst for the solo-pool comparison run before the main one (0: skip)")
     parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", ""),
                         help="queues the worker consumes (-Q), e.g. webhooks; default: the worker's default")
     args = parser.parse_args()
@@ -101,14 +105,15 @@ def main() -> None:
             time.sleep(0.02)  # idle between sessions: this measures latency, not queueing
         return latencies
 
-    def measure_burst(offset: int) -> tuple[float, int]:
+    def measure_burst(offset: int, size: int | None = None) -> tuple[float, int]:
+        size = size or args.burst
         receiver.reset()
-        session_ids = [new_session_id(offset + n) for n in range(args.burst)]
+        session_ids = [new_session_id(offset + n) for n in range(size)]
         started = time.time()
         with transaction.atomic():
             for session_id in session_ids:
                 session_cancel(session_id=session_id)
-        receiver.wait_for(args.burst, timeout=600)
+        receiver.wait_for(size, timeout=600)
         elapsed = max(arrivals().values()) - started
         time.sleep(0.5)
         delivered = WebhookDelivery.objects.filter(subject_ref__in=session_ids, status="delivered").count()
@@ -118,17 +123,35 @@ def main() -> None:
         return {json.loads(r.body)["data"]["sessionId"]: r.arrived_at for r in list(receiver.received)}
 
     queues = ["-Q", args.queue] if args.queue else []
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ageverify", "worker", f"--pool={args.pool}",
-         f"--concurrency={args.concurrency}", *queues, "--without-heartbeat", "--without-mingle", "--without-gossip",
-         "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING")],
-        cwd=REPO, env=env,
-    )
-    release_hanging = None
-    try:
+
+    def start_worker(pool: str, concurrency: int, warm_up_id: int) -> subprocess.Popen:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "ageverify", "worker", f"--pool={pool}",
+             f"--concurrency={concurrency}", *queues, "--without-heartbeat", "--without-mingle",
+             "--without-gossip", "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING")],
+            cwd=REPO, env=env,
+        )
         # Warm-up: the worker has started and imported everything once the first webhook arrives.
-        session_cancel(session_id=new_session_id(-1))
+        receiver.reset()
+        session_cancel(session_id=new_session_id(warm_up_id))
         receiver.wait_for(1, timeout=60)
+        return worker
+
+    solo_rate = None
+    if args.solo_burst:
+        solo = start_worker("solo", 1, -2)
+        try:
+            solo_elapsed, solo_delivered = measure_burst(50_000, args.solo_burst)
+            solo_rate = args.solo_burst / solo_elapsed
+        finally:
+            solo.terminate()
+            solo.wait(30)
+        print(f"solo pool (one attempt at a time), burst of {args.solo_burst} to a fast receiver: "
+              f"{solo_rate:.0f} deliveries/s ({solo_elapsed:.2f} s; {solo_delivered} recorded delivered)", flush=True)
+
+    release_hanging = None
+    worker = start_worker(args.pool, args.concurrency, -1)
+    try:
 
         latencies = measure_latency(args.latency_runs, 0)
         elapsed, delivered = measure_burst(10_000)
@@ -172,6 +195,11 @@ def main() -> None:
         print(f"  healthy tenant's first attempt, {len(hanging_latencies)} sessions: {latency_line(hanging_latencies)}")
         print(f"  burst of {args.burst} to the fast receiver: {args.burst / hanging_elapsed:.0f} deliveries/s "
               f"({hanging_elapsed:.2f} s; {hanging_delivered} recorded delivered)")
+    if solo_rate:
+        rate = args.burst / (hanging_elapsed if args.hanging else elapsed)
+        mix = "with a hanging receiver in the mix" if args.hanging else "to the fast receiver only"
+        print(f"per worker process, {pool} {mix}: {rate:.0f} deliveries/s = {rate / solo_rate:.1f} x the solo "
+              f"pool's {solo_rate:.0f}/s measured above (goal: 10 x)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
-from . import views
+from . import branding, views
 from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
 from .tenancy import tenancy_for
 
@@ -102,6 +102,7 @@ class TenantDashboardSite(admin.AdminSite):
             path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),
             path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend),
                  name="delivery_resend"),
+            path("branding/", page(branding.branding_page), name="branding"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),
         ]

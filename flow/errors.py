@@ -3,6 +3,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 from django.views.csrf import csrf_failure as django_csrf_failure
 
+from tenants.branding import tenant_branding
+
 from .headers import flow_headers
 
 # kind -> (HTTP status, title, message)
@@ -34,8 +36,11 @@ ERRORS = {
 
 def error_page(request, kind: str, *, session=None):
     status, title, message = ERRORS[kind]
-    response = render(request, "flow/error.html", {"title": title, "message": message, "kind": kind,
-                                                   "session": session}, status=status)
+    context = {"title": title, "message": message, "kind": kind, "session": session}
+    if session is not None:
+        branding = tenant_branding(session.tenant)
+        context.update(branding=branding, tenant_name=branding.name)
+    response = render(request, "flow/error.html", context, status=status)
     if kind == "unavailable":
         response["Retry-After"] = "30"
     return flow_headers(response)

@@ -1,7 +1,7 @@
 """Routes of the hosted verification flow under /flow/."""
 from django.urls import path, re_path
 
-from . import errors, language, views
+from . import brand, errors, language, views
 
 app_name = "flow"
 urlpatterns = [
@@ -16,6 +16,8 @@ urlpatterns = [
     path("result", views.result, name="result"),
     path("cancel", views.cancel, name="cancel"),
     path("language", language.set_language, name="language"),
+    path("brand/<str:tenant_id>/logo.png", brand.logo, name="logo"),
+    path("brand/<str:tenant_id>/theme.css", brand.theme, name="theme"),
     # Anything else under /flow/ gets the flow's own friendly 404 page.
     re_path(r"^(?P<rest>.*)$", errors.not_found),
 ]

@@ -44,11 +44,13 @@ from sessions_api.submission import (
     selfie_submit,
 )
 
+from tenants.branding import tenant_branding
+
 from .cookie import flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
-from .navigation import SeeOther, flow_page, outage_safe, page_url_for
 from .language import language_cookie_set, language_from_link
+from .navigation import SeeOther, flow_page, outage_safe, page_url_for
 from .texts import (
     DENIAL_MESSAGE_OTHER,
     DENIAL_MESSAGES,
@@ -75,8 +77,9 @@ def _reloaded(session):
 
 
 def _context(session, **extra):
-    return {"session": session, "tenant_name": session.tenant.name, "is_sandbox": session.mode == Mode.TEST,
-            "script_texts": SCRIPT_TEXTS, **extra}
+    branding = tenant_branding(session.tenant)
+    return {"session": session, "branding": branding, "tenant_name": branding.name,
+            "is_sandbox": session.mode == Mode.TEST, "script_texts": SCRIPT_TEXTS, **extra}
 
 
 @require_GET

@@ -50,6 +50,11 @@ ensure_face_model() {
   fi
 }
 
+# axe-core (npm, pinned and integrity-checked) for the browser tests' accessibility checks. Needs npm.
+ensure_axe_core() {
+  .venv/bin/python scripts/install_axe_core.py
+}
+
 # The hosted flow's catalogs (flow/locale/*.po, committed) compiled to .mo with GNU gettext's msgfmt.
 ensure_translations() {
   ensure_apt gettext

@@ -50,6 +50,10 @@ class VerificationSessionAdmin(SecretColumnsNotFilterable):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        # Read-only means no delete either: sessions leave by the retention purge, which keeps the daily counts.
+        return False
+
 
 def age_policy_page(request):
     """Read-only: the calibrated age policy in force, its evidence, and whether it fits the running network."""

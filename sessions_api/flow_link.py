@@ -6,6 +6,7 @@ turns that query into the session it opens, or a `FlowLinkRejected` naming the p
 import base64
 import hashlib
 import hmac
+import re
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from .services import session_token_hash
 from .timestamps import iso_ms
 
 PARAMETERS = ("tenant_id", "session_id", "token", "signature")
+_URL_SAFE = re.compile(r"[A-Za-z0-9_.~-]*")  # what urlencode leaves as it is
 _MAX_PARAMETER_LENGTH = 200
 
 
@@ -41,15 +43,13 @@ def flow_signature_for(session: VerificationSession, token: str) -> str:
     )
 
 
-def verification_url(session: VerificationSession, token: str) -> str:
-    query = urlencode(
-        {
-            "tenant_id": session.tenant_id,
-            "session_id": session.id,
-            "token": token,
-            "signature": flow_signature_for(session, token),
-        }
-    )
+def verification_url(session: VerificationSession, token: str, signature: str | None = None) -> str:
+    """The hosted flow's start link; `signature` is flow_signature_for(session, token) when already made."""
+    values = (session.tenant_id, session.id, token, signature or flow_signature_for(session, token))
+    if all(_URL_SAFE.fullmatch(value) for value in values):  # ids, the token and the signature are URL-safe
+        query = "tenant_id={}&session_id={}&token={}&signature={}".format(*values)
+    else:
+        query = urlencode(dict(zip(PARAMETERS, values)))
     return f"{settings.PUBLIC_BASE_URL}/flow/start?{query}"
 
 

@@ -3,10 +3,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from tenants.hot_sql import fetch_one
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
@@ -121,9 +121,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     """The session as the API shows it, in one query; the same rules as `session_get`, which does the expiry."""
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
-    with connection.cursor() as cursor:
-        cursor.execute(_session_read_sql(), [session_id, tenant.pk, mode])
-        row = cursor.fetchone()
+    row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
     if row is None:
         raise SessionNotFound(session_id)
     session, (age_id, age, confidence, liveness_id, is_live, score, document_id, *document) = (

@@ -5,8 +5,8 @@ from datetime import datetime, timezone
 def iso_ms(value: datetime | None) -> str | None:
     if value is None:
         return None
-    value = value.astimezone(timezone.utc)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # "2026-11-22T10:15:30.123+00:00" without its offset: the year padded to four digits, milliseconds truncated.
+    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds")[:23] + "Z"
 
 
 def truncate_to_ms(value: datetime) -> datetime:

@@ -163,3 +163,26 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.tenant.name}"
+
+
+class TenantBranding(models.Model):
+    """How the hosted flow presents a tenant to its users (tenants.branding checks and writes it)."""
+
+    tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.CASCADE, related_name="branding")
+    display_name = models.CharField(max_length=100, blank=True,
+                                    help_text="Shown to users in the flow instead of the tenant's name.")
+    # "#rrggbb", checked for WCAG AA contrast against the flow's background and button text.
+    accent_color = models.CharField(max_length=7, blank=True)
+    privacy_notice_url = models.URLField(max_length=500, blank=True)
+    # The uploaded logo, decoded and re-encoded as PNG (never the uploaded bytes), at most LOGO_MAX_BOX pixels.
+    logo_png = models.BinaryField(null=True, blank=True, editable=False)
+    logo_sha256 = models.CharField(max_length=64, blank=True, editable=False)
+    logo_width = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
+    logo_height = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "tenant brandings"
+
+    def __str__(self):
+        return f"Branding of {self.tenant_id}"

@@ -41,6 +41,10 @@ class WebhookDeliveryAdmin(SecretColumnsNotFilterable):
     def has_add_permission(self, request):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        # A deleted pending delivery would be an event lost; deliveries leave with their session's retention.
+        return False
+
     @admin.action(description="Re-send selected deliveries now (same webhook-id)")
     def resend(self, request, queryset):
         count = 0

@@ -2,7 +2,7 @@
 import base64
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 SECRET_PREFIX = "whsec_"
 
@@ -27,3 +27,28 @@ def signature_header(*, secrets: Sequence[str], msg_id: str, timestamp: int, bod
     if not secrets:
         raise ValueError("no webhook secret to sign with")
     return " ".join(signature(secret=s, msg_id=msg_id, timestamp=timestamp, body=body) for s in secrets)
+
+
+class SignatureInvalid(Exception):
+    """The request is not a webhook signed by one of the given secrets, or it is too old (or too new)."""
+
+
+def signature_verify(*, secrets: Sequence[str], headers: Mapping[str, str], body: bytes, now: float,
+                     tolerance_seconds: int = 300) -> str:
+    """The secret that signed this request (headers by lower-case name), or SignatureInvalid.
+
+    As a Standard Webhooks receiver checks: the timestamp within `tolerance_seconds` of `now`, then
+    any `v1,` signature of the header equal (in constant time) to the one this secret makes.
+    """
+    msg_id, timestamp, signatures = (headers.get(name, "") for name in ("webhook-id", "webhook-timestamp",
+                                                                          "webhook-signature"))
+    if not (msg_id and timestamp.isdigit() and signatures):
+        raise SignatureInvalid("missing webhook-id, webhook-timestamp or webhook-signature")
+    if abs(now - int(timestamp)) > tolerance_seconds:
+        raise SignatureInvalid(f"webhook-timestamp is {int(now) - int(timestamp)} s away from now")
+    offered = signatures.split()
+    for secret in secrets:
+        expected = signature(secret=secret, msg_id=msg_id, timestamp=int(timestamp), body=body)
+        if any(hmac.compare_digest(expected, candidate) for candidate in offered):
+            return secret
+    raise SignatureInvalid("no signature matches")

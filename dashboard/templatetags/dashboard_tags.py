@@ -9,14 +9,25 @@ from django.utils.timesince import timesince
 register = template.Library()
 
 
+def _in_utc(value):
+    return timezone.localtime(value, UTC) if timezone.is_aware(value) else value
+
+
+@register.filter
+def utc_text(value):
+    """A timestamp as plain `Nov 3, 2026 14:05 UTC`, for an attribute such as a tooltip's title."""
+    if value is None:
+        return "—"
+    value = _in_utc(value)
+    return f"{value:%b} {value.day}, {value:%Y %H:%M} UTC"
+
+
 @register.simple_tag
 def utc(value):
     """A timestamp as `Nov 3, 2026 14:05 UTC`, inside a <time> element carrying the exact ISO value."""
     if value is None:
         return "—"
-    value = timezone.localtime(value, UTC) if timezone.is_aware(value) else value
-    text = f"{value:%b} {value.day}, {value:%Y %H:%M}"
-    return format_html('<time datetime="{}">{} UTC</time>', value.isoformat(), text)
+    return format_html('<time datetime="{}">{}</time>', _in_utc(value).isoformat(), utc_text(value))
 
 
 @register.filter

@@ -127,7 +127,7 @@ class PendingTake:
         client = _redis_client()
         try:
             self._connection = client.connection_pool.get_connection()
-            self._connection.send_command("EVALSHA", _bucket_script.sha, 2, *self._keys(), rate, burst)
+            self._connection.send_packed_command(_packed_take(self._connection, key, rate, burst))
         except redis.RedisError as error:
             self._drop()
             self._fail_open(error)
@@ -180,6 +180,22 @@ class PendingTake:
         if not self._done:
             self._done = True
             self._drop()
+
+
+_PACKED_MAX_ENTRIES = 10_000
+_packed: dict[tuple, list[bytes]] = {}
+
+
+def _packed_take(connection, key: str, rate: float, burst: int) -> list[bytes]:
+    """The EVALSHA command as sent on the wire, packed once per bucket and limits (they rarely change)."""
+    packed = _packed.get((key, rate, burst))
+    if packed is None:
+        if len(_packed) >= _PACKED_MAX_ENTRIES:
+            _packed.clear()
+        packed = connection.pack_command("EVALSHA", _bucket_script.sha, 2, f"ratelimit:{key}",
+                                         API_KEYS_GENERATION_KEY, rate, burst)
+        _packed[(key, rate, burst)] = packed
+    return packed
 
 
 def _memory_take(key: str, rate: float, burst: int) -> BucketState:

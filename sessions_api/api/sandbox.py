@@ -1,5 +1,5 @@
 """The sandbox endpoint POST /v1/test/sessions/{id}/advance (CONTRACT 7): test keys drive a session's outcome."""
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -38,6 +38,11 @@ TargetStatusField = one_of_field(TARGETS)
 SandboxReasonField = one_of_field(reason for reasons in REASONS_OF_TARGET.values() for reason in reasons)
 
 
+@extend_schema_serializer(examples=[
+    OpenApiExample("Approve", request_only=True, value={"to": "approved"}),
+    OpenApiExample("Deny with an expired document", request_only=True,
+                   value={"to": "denied", "reason": "document_expired"}),
+])
 class SandboxAdvanceInputSerializer(serializers.Serializer):
     to = TargetStatusField(error_messages={"required": "is required", "null": "must not be null"})
     reason = SandboxReasonField(

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import URLValidator
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
@@ -31,6 +31,8 @@ def _has_unstorable_characters(text: str) -> bool:
     # \uD800 escapes can produce but UTF-8 cannot encode, and invisible format characters: bidi
     # overrides and isolates (U+202A-202E, U+2066-2069) and zero-width ones (U+200B-200F, U+2060, U+FEFF)
     # make a subject or a URL display as something it is not, in the dashboard and in a partner's tools.
+    if text.isascii() and text.isprintable():
+        return False  # the usual case, decided in C: ASCII's only such characters are its controls
     return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
 
 
@@ -134,6 +136,12 @@ class StrictUrlField(serializers.Field):
         return value or None
 
 
+@extend_schema_serializer(examples=[OpenApiExample(
+    "A session for one user", request_only=True,
+    description="Runs as is in Swagger's \"Try it out\" (add `notification_url` with your HTTPS webhook receiver).",
+    value={"subject": "user-42", "age_limit": 18, "callback_url": "https://shop.example/verified",
+           "cancel_url": "https://shop.example/cancelled"},
+)])
 class SessionCreateInputSerializer(serializers.Serializer):
     subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)
     age_limit = StrictIntegerField(min_value=AGE_LIMIT_MIN, max_value=AGE_LIMIT_MAX)
@@ -162,6 +170,28 @@ class SessionCreateInputSerializer(serializers.Serializer):
         if errors:
             raise ValidationError(errors)
         return validated
+
+
+_prototypes: dict[type, serializers.Serializer] = {}
+
+
+def validated_input(serializer_class: type[serializers.Serializer], data) -> dict:
+    """The validated fields of a request body, or the ValidationError `serializer_class(data=...)` raises.
+
+    A valid body is checked by one instance of the serializer made once per process (DRF copies every
+    declared field for each new instance, which was most of the cost); a body it refuses goes through
+    a new instance, so that the errors are worded and collected exactly as DRF does.
+    """
+    prototype = _prototypes.get(serializer_class)
+    if prototype is None:
+        prototype = _prototypes.setdefault(serializer_class, serializer_class())
+    try:
+        return prototype.run_validation(data)
+    except (ValidationError, DjangoValidationError):
+        pass
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
 
 
 @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-22T10:15:30.123Z"})
@@ -320,11 +350,12 @@ def session_representation(session) -> dict:
 
 def session_created_representation(session: VerificationSession, token: str) -> dict:
     """At creation only: the session plus the flow token, its signature and the hosted flow's link."""
+    signature = flow_signature_for(session, token)
     return {
         **session_representation(session),
         "sessionToken": token,
-        "signature": flow_signature_for(session, token),
-        "verificationUrl": verification_url(session, token),
+        "signature": signature,
+        "verificationUrl": verification_url(session, token, signature),
     }
 
 

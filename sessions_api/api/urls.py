@@ -8,6 +8,19 @@ from .sandbox import SandboxAdvanceApi
 from .views import SessionDetailApi
 
 _public = {"authentication_classes": [], "permission_classes": [AllowAny]}
+# The reference pages fetch nothing from another host: Redoc's bundle would load its sidebar logo from
+# cdn.redoc.ly; refused here, the image reports an error and Redoc leaves it out.
+DOCS_CONTENT_SECURITY_POLICY = "img-src 'self' data:; font-src 'self' data:; connect-src 'self'"
+
+
+def _same_origin_assets(view):
+    def docs_page(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = DOCS_CONTENT_SECURITY_POLICY
+        return response
+
+    return docs_page
+
 
 urlpatterns = [
     path("sessions", SessionCollectionApi.as_view(), name="sessions-create"),
@@ -15,7 +28,8 @@ urlpatterns = [
     path("sessions/<str:session_id>/cancel", SessionCancelApi.as_view(), name="sessions-cancel"),
     path("test/sessions/<str:session_id>/advance", SandboxAdvanceApi.as_view(), name="sandbox-advance"),
     path("openapi.json", SpectacularJSONAPIView.as_view(**_public), name="openapi-schema"),
-    path("docs", SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public), name="api-docs"),
-    path("redoc", SpectacularRedocView.as_view(url_name="openapi-schema", template_name="sessions_api/redoc.html",
-                                               **_public), name="api-redoc"),
+    path("docs", _same_origin_assets(SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public)),
+         name="api-docs"),
+    path("redoc", _same_origin_assets(SpectacularRedocView.as_view(
+        url_name="openapi-schema", template_name="sessions_api/redoc.html", **_public)), name="api-redoc"),
 ]

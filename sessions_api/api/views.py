@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .authentication import CachedApiKeyAuthentication
+from .lean import lean_acceptable, lean_dispatch
 
 from ..selectors import SessionNotFound, session_read_for_tenant
 from ..services import session_create
@@ -23,6 +24,7 @@ from .serializers import (
     SessionReadResponseSerializer,
     session_created_representation,
     session_read_representation,
+    validated_input,
 )
 
 
@@ -95,6 +97,9 @@ class ApiView(APIView):
     # The rate limiter's Redis round trip confirms a key that authentication took from its cache.
     authentication_classes = [CachedApiKeyAuthentication]
     throttle_classes = [ApiKeyRateThrottle]
+    # Methods served by lean.py, without DRF's per-request machinery, when the request asks for plain JSON.
+    # Their handlers get a lean.LeanRequest: use request.user, .auth, .data, .stream, .query_params only.
+    lean_methods: frozenset[str] = frozenset()
 
     def throttled(self, request, wait):
         state = getattr(request, "rate_limit_state", None)
@@ -102,6 +107,8 @@ class ApiView(APIView):
 
     def dispatch(self, request, *args, **kwargs):
         try:
+            if request.method in self.lean_methods and lean_acceptable(request):
+                return lean_dispatch(self, request, *args, **kwargs)
             return super().dispatch(request, *args, **kwargs)
         finally:
             pending = getattr(getattr(self, "request", None), "rate_limit_pending", None)
@@ -134,6 +141,7 @@ def session_not_found() -> ApiProblem:
 
 
 class SessionCreateApi(ApiView):
+    lean_methods = frozenset(("POST",))
     InputSerializer = SessionCreateInputSerializer
 
     @extend_schema(
@@ -159,14 +167,15 @@ class SessionCreateApi(ApiView):
         return idempotent(request, request.user.tenant, lambda: self._create(request))
 
     def _create(self, request):
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        created = session_create(tenant=request.user.tenant, api_key=request.auth, **serializer.validated_data)
+        fields = validated_input(self.InputSerializer, request.data)
+        created = session_create(tenant=request.user.tenant, api_key=request.auth, **fields)
         body = {"session": session_created_representation(created.session, created.token)}
         return Response(body, status=status.HTTP_201_CREATED)
 
 
 class SessionDetailApi(ApiView):
+    lean_methods = frozenset(("GET",))
+
     @extend_schema(
         operation_id="sessions_retrieve",
         summary="Read a session, its status and its results",

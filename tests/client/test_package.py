@@ -1,6 +1,7 @@
 """ageverify-client is its own distribution: installed (scripts/setup-env.sh), typed, and free of the service."""
 import ast
 import importlib.metadata
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,3 +35,30 @@ def test_the_client_imports_only_the_standard_library_and_its_dependencies():
                 names = [node.module]
             wrong = {name for name in names if name.split(".")[0] not in allowed | {"__future__"}}
             assert not wrong, (path.name, wrong)
+
+
+def _mypy(tmp_path, *targets: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "mypy-cache"), *targets],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_the_client_passes_mypy_strict(tmp_path):
+    assert "no issues found" in _mypy(tmp_path, str(PACKAGE))
+
+
+def test_a_partner_s_code_gets_the_client_s_types(tmp_path):
+    """Through the installed package and its py.typed marker, as a partner's type checker sees it."""
+    (tmp_path / "partner.py").write_text(
+        "from ageverify_client import AgeVerify\n"
+        "av = AgeVerify('av_test_x', base_url='http://127.0.0.1')\n"
+        "result = av.sessions.get('ses_x')\n"
+        "reveal_type(result.validate_doc)\n"
+        "reveal_type(av.sessions.create(subject='u', age_limit=18).client_secret)\n"
+    )
+    output = _mypy(tmp_path, "partner.py")
+    assert 'Revealed type is "ageverify_client.models.ValidateDoc | None"' in output
+    assert 'Revealed type is "str | None"' in output

@@ -11,6 +11,7 @@ import pytest
 from ageverify_client import (
     AgeVerify,
     ApiConnectionError,
+    ApiError,
     ConflictError,
     RateLimitError,
     ServerError,
@@ -222,3 +223,12 @@ def test_list_sends_its_filters_as_query_parameters(server, client):
     assert server.requests[0].path == ("/v1/sessions?status=approved%2Cdenied&subject=user+42"
                                        "&created_from=2026-11-22T10%3A00%3A00%2B00%3A00&limit=5")
     assert (page.has_more, page.next_cursor, page.data[0].session_id) == (True, "abc", SESSION["sessionId"])
+
+
+def test_a_redirect_is_not_followed_and_raises_with_its_status(server):
+    server.script(Answer(302, {"title": "Found", "status": 302}, {"Location": "http://evil.example/v1/sessions"}))
+
+    with AgeVerify("av_test_scripted", base_url=server.url) as client, pytest.raises(ApiError) as raised:
+        client.sessions.get(SESSION["sessionId"])
+
+    assert raised.value.status == 302 and len(server.requests) == 1

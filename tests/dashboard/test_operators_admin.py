@@ -5,9 +5,11 @@ from django.contrib.auth import get_user_model
 
 from dashboard.models import AuditLogEntry
 from dashboard.services import Actor, dashboard_webhook_secret_rotate
+from sessions_api.models import VerificationSession
 from tenants.models import Tenant
 from tenants.selectors import webhook_signing_secrets
 from tests.factories import delivery_with_attempt
+from webhooks.models import WebhookDelivery
 
 
 @pytest.fixture
@@ -119,3 +121,20 @@ def test_the_dashboard_session_list_refuses_filters_on_the_token_hash(dashboard,
     api.create_session()
     assert dashboard.get("/dashboard/sessions/", {lookup: "0"}).status_code == 400
     assert dashboard.get("/dashboard/sessions/", {lookup: "f"}).status_code == 400
+
+
+def test_the_read_only_session_and_delivery_pages_cannot_delete(operator, api, onboarded):
+    session_id = api.create_session()["sessionId"]
+    _, delivery = delivery_with_attempt(onboarded.tenant)
+    pages = [("sessions_api/verificationsession", session_id), ("webhooks/webhookdelivery", delivery.pk)]
+
+    for model, pk in pages:
+        listing = operator.get(f"/admin/{model}/").content.decode()
+        detail = operator.get(f"/admin/{model}/{pk}/change/").content.decode()
+        assert 'value="delete_selected"' not in listing, model
+        assert f"/{pk}/delete/" not in detail, model
+        assert operator.post(f"/admin/{model}/{pk}/delete/", {"post": "yes"}).status_code == 403
+        operator.post(f"/admin/{model}/", {"action": "delete_selected", "_selected_action": [pk], "post": "yes"})
+
+    assert VerificationSession.objects.filter(pk=session_id).exists()
+    assert WebhookDelivery.objects.filter(pk=delivery.pk).exists()

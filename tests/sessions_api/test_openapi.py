@@ -180,3 +180,19 @@ def test_the_schema_documents_list_and_cancel_as_they_answer(schema, api):
     assert set(cancel_schema["properties"]) == set(cancelled)
     parameters = {parameter["name"] for parameter in schema["paths"]["/v1/sessions"]["get"]["parameters"]}
     assert {"status", "subject", "created_from", "created_before", "limit", "cursor"} <= parameters
+
+
+def test_every_request_example_of_the_schema_is_accepted_as_is(schema, sandbox_api):
+    answered = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            for name, example in content.get("examples", {}).items():
+                if "{session_id}" in path:
+                    path_now = path.replace("{session_id}", sandbox_api.create_session()["sessionId"])
+                else:
+                    path_now = path
+                response = getattr(sandbox_api, method)(path_now, example["value"])
+                assert 200 <= response.status_code < 300, (path, name, response.content)
+                answered.append(name)
+    assert len(answered) >= 3

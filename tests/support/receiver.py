@@ -1,6 +1,4 @@
 """A real HTTPS webhook receiver on loopback, with its own CA and certificate, answering as a test scripts it."""
-import datetime
-import ipaddress
 import ssl
 import threading
 import time
@@ -9,10 +7,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from webhooks.local_tls import TlsFiles, tls_files_make
 
 
 # A receiver name outside ASCII (`bücher.example`) and the A-label its certificate and DNS use.
@@ -20,50 +15,9 @@ IDN_HOST = "b\u00fccher.example"
 IDN_HOST_ASCII = "xn--bcher-kva.example"
 
 
-@dataclass(frozen=True)
-class TlsFiles:
-    ca_bundle: Path  # what the sender trusts (WEBHOOK_CA_BUNDLE)
-    cert_chain: Path
-    key: Path
-
-
 def make_tls_files(directory: Path) -> TlsFiles:
     """A throwaway CA and a server certificate for 127.0.0.1, localhost and an IDN name, signed by it."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "AgeVerify test CA")])
-    ca_cert = (
-        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(x509.KeyUsage(
-            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False, key_encipherment=False,
-            data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
-        ), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
-        .add_extension(x509.SubjectAlternativeName([
-            x509.DNSName("localhost"), x509.DNSName(IDN_HOST_ASCII), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-        ]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    pem = serialization.Encoding.PEM
-    files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
-    files.ca_bundle.write_bytes(ca_cert.public_bytes(pem))
-    files.cert_chain.write_bytes(cert.public_bytes(pem) + ca_cert.public_bytes(pem))
-    files.key.write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    return files
+    return tls_files_make(directory, dns_names=("localhost", IDN_HOST_ASCII), ca_name="AgeVerify test CA")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import random
 import re
 import time
@@ -22,6 +23,8 @@ import requests
 from urllib3.exceptions import NewConnectionError
 
 from .errors import ApiConnectionError, ApiError, RateLimitError, error_class_for
+
+logger = logging.getLogger("ageverify_client")
 
 RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 IN_PROGRESS_CODE = "idempotency_key_in_use"
@@ -131,11 +134,13 @@ class Transport:
                                              allow_redirects=False)
             except (requests.ConnectionError, requests.Timeout) as error:
                 if retry < self.policy.max_retries and (safe or _never_sent(error)):
-                    time.sleep(self.policy.backoff(retry))
+                    pause = self.policy.backoff(retry)
+                    logger.info("%s %s: %s; retry %d in %.2f s", method, path, error, retry + 1, pause)
+                    time.sleep(pause)
                     retry += 1
                     continue
                 raise ApiConnectionError(f"{method} {url} failed after {retry + 1} attempt(s): {error}") from error
-            if response.status_code < 400:
+            if 200 <= response.status_code < 300:
                 try:
                     parsed = response.json() if response.content else None
                 except ValueError as error:
@@ -145,6 +150,7 @@ class Transport:
             wait = self._retry_wait(error_answer, safe, retry)
             if wait is None:
                 raise error_answer
+            logger.info("%s %s: %s; retry %d in %.2f s", method, path, error_answer, retry + 1, wait)
             time.sleep(wait)
             retry += 1
 

@@ -199,3 +199,13 @@ class AgeVerify:
         self.sessions = Sessions(self._transport)
         self.sandbox = Sandbox(self._transport)
         self.webhooks = Webhooks(webhook_secret, self.mode)
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections (also done by `with AgeVerify(...) as av:`)."""
+        self._transport.http.close()
+
+    def __enter__(self) -> AgeVerify:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenants', '0004_tenant_retention_days'),
+        ('tenants', '0005_tenant_branding'),
     ]
 
     operations = [

@@ -1,0 +1,108 @@
+"""The API's hot path: a request served without DRF's per-request machinery, with the same answers.
+
+DRF builds, for every request, a Request with its parsers, authenticators and negotiator, negotiates
+the renderer, checks permissions and throttles through generic hooks and renders through its renderer
+classes: on GET /v1/sessions/{id} that was about as much CPU as the rest of the request. An ApiView
+method listed in `lean_methods` is served here instead when the request asks for JSON in the usual way
+(no `Accept`, `*/*` or `application/json`, no `?format=`); anything else goes through DRF as before.
+
+The same steps run in the same order with the same code: the cached key authentication, the per-key
+rate limit (a read's Redis answer is read after its database read), the view's own handler, DRF's
+exception handling (the API's problem details) and the view's `finalize_response` (rate-limit headers,
+`Cache-Control`, `Allow`). What is left out is only the generic machinery: `LeanRequest` is the part of
+DRF's Request the handlers use, and JSON answers are rendered as DRF's JSONRenderer renders them.
+"""
+import json
+from functools import cached_property
+
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.utils.encoders import JSONEncoder
+
+from .authentication import CachedApiKeyAuthentication
+from .parsers import StrictJSONParser
+from .throttle import ApiKeyRateThrottle
+
+JSON = "application/json"
+# What partners send; anything else (another type, a quality list) is negotiated by DRF, 406 included.
+_PLAIN_ACCEPTS = frozenset(("", "*/*", JSON))
+_authentication = CachedApiKeyAuthentication()
+_throttle = ApiKeyRateThrottle()
+_parser = StrictJSONParser()
+_renderer = JSONRenderer()
+
+
+def lean_acceptable(request) -> bool:
+    """Whether the request can take the hot path: it accepts JSON as partners ask for it."""
+    meta = request.META
+    return meta.get("HTTP_ACCEPT", "") in _PLAIN_ACCEPTS and (
+        not meta.get("QUERY_STRING") or api_settings.URL_FORMAT_OVERRIDE not in request.GET)
+
+
+class LeanRequest:
+    """DRF's Request as the API's handlers use it (`user`, `auth`, `data`, `stream`), over Django's request."""
+
+    def __init__(self, request):
+        self._request = request
+        self.user = None
+        self.auth = None
+        self.authenticators = (_authentication,)  # DRF's handle_exception asks them for WWW-Authenticate
+        self.accepted_media_type = JSON
+        self.accepted_renderer = _renderer  # what DRF's negotiation picks for these requests
+
+    def __getattr__(self, name):
+        return getattr(self._request, name)
+
+    @property
+    def stream(self):
+        """None for a request without a body, as DRF's Request.stream."""
+        meta = self._request.META
+        try:
+            length = int(meta.get("CONTENT_LENGTH", meta.get("HTTP_CONTENT_LENGTH", 0)))
+        except (ValueError, TypeError):
+            length = 0
+        return None if length == 0 else self._request
+
+    @cached_property
+    def data(self):
+        """The parsed JSON body: the views check its media type first (415 otherwise)."""
+        if self.stream is None:
+            return {}
+        return _parser.parse(self._request, JSON, {"request": self._request})
+
+    @property
+    def query_params(self):
+        return self._request.GET
+
+
+def render_json(data) -> bytes:
+    """What DRF's JSONRenderer writes with the project's settings (compact, UTF-8, no NaN)."""
+    text = json.dumps(data, cls=JSONEncoder, ensure_ascii=not api_settings.UNICODE_JSON,
+                      allow_nan=not api_settings.STRICT_JSON,
+                      separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
+    # The two line separators JSON allows unescaped but JavaScript does not: escaped, as DRF does.
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+
+
+def rendered(response):
+    """A handler's DRF Response rendered as DRF would have rendered it; any other response as it is."""
+    if isinstance(response, Response):
+        response.content = b"" if response.data is None else render_json(response.data)  # marks it rendered
+        response["Content-Type"] = JSON
+    return response
+
+
+def lean_dispatch(view, request, *args, **kwargs):
+    """`view`'s handler for `request.method`, with DRF's authentication, throttle, errors and headers."""
+    lean = LeanRequest(request)
+    view.args, view.kwargs, view.request = args, kwargs, lean
+    view.headers = dict(view.default_response_headers)
+    try:
+        lean.user, lean.auth = _authentication.authenticate(lean)
+        if not _throttle.allow_request(lean, view):
+            view.throttled(lean, None)
+        response = getattr(view, request.method.lower())(lean, *args, **kwargs)
+    except Exception as exc:
+        response = view.handle_exception(exc)
+    return rendered(view.finalize_response(lean, response, *args, **kwargs))

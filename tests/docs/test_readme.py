@@ -1,0 +1,183 @@
+"""The docs test: every shell block of the README is run as printed (against a live server, the test
+database and a real webhook worker), and its printed answers are held to the real ones; the README's
+few blocks that cannot run here say why below. When the README drifts, this test fails."""
+import io
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import threading
+from contextlib import contextmanager
+
+import pytest
+from django.core.management import call_command
+
+from tests.support.readme import REPO, answer_mismatches, printed_pairs, readme_blocks, run, run_curl
+from tests.support.web_server import _database_url
+
+PLACEHOLDER_SESSION = "ses_01K..."
+DEMO_URL = "http://localhost:8000"
+RECEIVER_PORT = "8443"
+
+# First command of a block -> the test that runs it, or why it is not run here.
+RUN = {
+    "KEY=av_test_...": "test_the_walk_through_works_as_printed_with_either_key",
+    'curl -s "http://localhost:8000/v1/sessions?': "test_the_walk_through_works_as_printed_with_either_key",
+    "DEBUG=1 .venv/bin/python manage.py create_tenant": "test_the_onboarding_commands_work_as_printed",
+    "DEBUG=1 .venv/bin/python manage.py webhook_receiver": "test_the_local_webhook_recipe_works_as_printed",
+}
+NOT_RUN = {
+    "scripts/demo": "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test",
+    "gunicorn ageverify.wsgi": "production processes: tests/test_deploy.py checks the units that run them",
+    "sudo cp deploy/": "installs systemd units as root",
+    ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
+    "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "
+                                                        "tests/flow/test_languages.py runs its --check",
+}
+
+
+def blocks_starting(prefix):
+    found = [block for block in readme_blocks() if block.first_command.startswith(prefix)]
+    assert found, f"no README block starts with {prefix!r}"
+    return found[0]
+
+
+def test_every_readme_block_is_run_here_or_says_why_not():
+    for block in readme_blocks():
+        known = [prefix for prefix in (*RUN, *NOT_RUN) if block.first_command.startswith(prefix)]
+        assert known, f"README block under {block.heading!r} ({block.first_command[:60]!r}) is neither run nor excused"
+
+
+@pytest.fixture
+def demo(settings, tmp_path, transactional_db):
+    """`scripts/demo`'s seed, as its banner prints it: the demo tenant's keys."""
+    settings.DEBUG, settings.VAR_DIR = True, tmp_path
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    out = io.StringIO()
+    call_command("demo_seed", "--json", stdout=out)
+    settings.DEBUG = False
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def shell_env(tmp_path):
+    """The environment README commands run in: the test database and Redis, a private var/ directory."""
+    return {**os.environ, "DATABASE_URL": _database_url(), "AGEVERIFY_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+
+
+def as_here(command: str, base_url: str, session_id: str | None = None) -> str:
+    command = command.replace(DEMO_URL, base_url)
+    return command.replace(PLACEHOLDER_SESSION, session_id) if session_id else command
+
+
+def run_printed(step, *, base_url, env, session_id=None):
+    """Runs a curl step; its answer has the printed status (a problem's `status`, else 2xx) and keys."""
+    status, body = run_curl(as_here(step.command, base_url, session_id), env=env)
+    printed_status = dict(printed_pairs(step.printed)).get("status")
+    if isinstance(printed_status, int):
+        assert status == printed_status, (step.command, status, body)
+    else:
+        assert 200 <= status < 300, (step.command, status, body)
+    assert answer_mismatches(step.printed, body) == [], step.command
+    return body
+
+
+def test_the_walk_through_works_as_printed_with_either_key(demo, live_server, shell_env, sandbox_api):
+    walk_through = blocks_starting("KEY=av_test_...")
+    env = {**shell_env, "KEY": demo["test_api_key"]}
+    session_id = None
+    for step in walk_through.steps[1:]:
+        body = run_printed(step, base_url=live_server.url, env=env, session_id=session_id)
+        session_id = session_id or body["session"]["sessionId"]
+    assert walk_through.steps[0].command.startswith("KEY=av_test_")
+
+    # The same create command with the live key: its own Idempotency-Key space, so a new live session.
+    create = walk_through.steps[1]
+    status, live = run_curl(as_here(create.command, live_server.url), env={**env, "KEY": demo["api_key"]})
+    assert (status, live["session"]["mode"]) == (201, "live")
+    assert live["session"]["sessionId"] != session_id
+
+    around = blocks_starting('curl -s "http://localhost:8000/v1/sessions?')
+    listed, cancel = around.steps
+    body = run_printed(listed, base_url=live_server.url, env=env)
+    assert [item["session"]["sessionId"] for item in body["data"]] == [session_id]
+    status, open_session = run_curl(as_here(create.command, live_server.url).replace("order-1234", "order-1235"),
+                                    env=env)
+    run_printed(cancel, base_url=live_server.url, env=env, session_id=open_session["session"]["sessionId"])
+
+
+def test_the_onboarding_commands_work_as_printed(live_server, shell_env, tmp_path, transactional_db):
+    on_demo, in_production = blocks_starting("DEBUG=1 .venv/bin/python manage.py create_tenant").steps
+    env_file = tmp_path / "env"  # what deploy/env.example asks for, pointing at the test's services
+    env_file.write_text(f"SECRET_KEY=docs-test-secret\nFLOW_SIGNING_KEY=docs-test-flow-key\n"
+                        f"DATABASE_URL={_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n")
+    production = in_production.command.replace("sudo -u ageverify ", "").replace("/etc/ageverify/env", str(env_file))
+    production_env = {name: value for name, value in shell_env.items() if name != "DEBUG"}
+
+    for step, command, env in ((on_demo, on_demo.command, shell_env), (in_production, production, production_env)):
+        result = run(command, env=env)
+        assert result.returncode == 0, (command, result.stderr)
+        printed = json.loads(result.stdout)
+        assert answer_mismatches(step.printed, printed) == []
+        status, _ = run_curl(f'curl -s {live_server.url}/v1/sessions -H "X-API-Key: {printed["api_key"]}"', env=env)
+        assert status == 200
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+@contextmanager
+def background(command: str, env: dict):
+    """A README command that runs until stopped; yields a queue of its output lines, stops it (by its pid)."""
+    # Its own process group (bash and the command it runs), stopped by that group's id, which is its pid.
+    process = subprocess.Popen(["bash", "-c", command], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in process.stdout], daemon=True).start()
+    try:
+        yield lines
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+
+
+def next_line(lines: queue.Queue, pattern: str, timeout: float = 20) -> str:
+    seen = []
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line matching {pattern!r}; got {seen}") from None
+        if re.match(pattern, line):
+            return line
+        seen.append(line)
+
+
+def test_the_local_webhook_recipe_works_as_printed(demo, live_server, shell_env, settings, celery_worker, tmp_path):
+    receive, create, advance = blocks_starting("DEBUG=1 .venv/bin/python manage.py webhook_receiver").steps
+    port = _free_port()
+    env = {**shell_env, "KEY": demo["test_api_key"]}
+
+    with background(f"{receive.command} --port {port}", env) as lines:
+        assert next_line(lines, "Receiving webhooks at") == receive.printed.replace(RECEIVER_PORT, port)
+        # What scripts/demo gives its sender: the receiver's authority beside the system's, loopback allowed.
+        settings.WEBHOOK_CA_BUNDLE = str(tmp_path / "local-tls" / "trust.pem")
+        settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+        status, created = run_curl(as_here(create.command, live_server.url).replace(RECEIVER_PORT, port), env=env)
+        assert status == 201, created
+        session_id = created["session"]["sessionId"]
+        status, advanced = run_curl(as_here(advance.command, live_server.url, session_id), env=env)
+        assert (status, advanced["session"]["status"]) == (200, "approved"), advanced
+
+        line = next_line(lines, r"verified test event msg_")
+    printed_prefix, _, printed_body = advance.printed.partition(": ")
+    prefix, _, body = line.partition(": ")
+    assert re.fullmatch(printed_prefix.replace("msg_01K...", r"msg_[0-9A-Z]{26}"), prefix)
+    assert answer_mismatches(printed_body, json.loads(body)) == []
+    assert json.loads(body)["data"]["sessionId"] == session_id

@@ -1,0 +1,101 @@
+"""The dashboard renders what it means: no markup in cells, plain messages, counts that make sense,
+navigation on a phone and no clipped column on a laptop screen (issue 15's rendering slips)."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tenants.services import api_key_touch, membership_add
+from tests.factories import UserFactory, finished_session
+
+pytestmark = pytest.mark.e2e
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def staff(onboarded):
+    user = UserFactory(username="alice", email="alice@acme.test")
+    membership_add(tenant=onboarded.tenant, user=user)
+    return user
+
+
+def signed_in(browser, base_url, width, height=900, **options):
+    context = browser.new_context(viewport={"width": width, "height": height}, **options)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(f"{base_url}/dashboard/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Acme Games")).to_be_visible()
+    return page
+
+
+def clipped_cells(page, table_selector: str) -> list[str]:
+    """Texts of the table's cells whose content does not fit, or that lie outside the visible page width."""
+    return page.evaluate("""(selector) => {
+        const out = [];
+        for (const table of document.querySelectorAll(selector)) {
+            for (const cell of table.querySelectorAll('th, td')) {
+                const box = cell.getBoundingClientRect();
+                if (box.width === 0) continue;
+                let scroller = cell.parentElement;
+                while (scroller && scroller !== document.body && getComputedStyle(scroller).overflowX === 'visible') {
+                    scroller = scroller.parentElement;
+                }
+                const visible = scroller ? scroller.getBoundingClientRect() : {left: 0, right: window.innerWidth};
+                const right = Math.min(visible.right, document.documentElement.clientWidth);
+                if (cell.scrollWidth > cell.clientWidth + 1 || box.right > right + 1) out.push(cell.innerText.trim());
+            }
+        }
+        return out;
+    }""", table_selector)
+
+
+@pytest.mark.parametrize("width", [1280, 1360, 1440])
+def test_no_key_or_session_column_is_clipped_on_a_laptop(browser, live_base_url, staff, onboarded, width, screenshot):
+    for status in ("approved", "denied", "initiated"):
+        finished_session(onboarded.tenant, status=status, subject="a-rather-long-subject-name-of-a-partner-user-0042")
+    page = signed_in(browser, live_base_url, width)
+    screenshot(page, f"dashboard-home-{width}")
+    assert clipped_cells(page, "#active-keys table, table#active-keys") == []
+    page.get_by_role("link", name="Sessions").click()
+    expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+    screenshot(page, f"dashboard-sessions-{width}")
+    assert clipped_cells(page, "#result_list") == []
+    page.context.close()
+
+
+def test_a_phone_has_the_dashboards_navigation(browser, live_base_url, staff, screenshot):
+    page = signed_in(browser, live_base_url, 390, 844, device_scale_factor=2, is_mobile=True, has_touch=True)
+    screenshot(page, "dashboard-home-phone")
+
+    # Nothing pushes the page sideways (wide tables and code scroll inside their own box).
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    navigation = page.get_by_role("navigation", name="Dashboard")
+    for name in ("Home", "Sessions", "Webhooks", "Audit log"):
+        expect(navigation.get_by_role("link", name=name)).to_be_visible()
+    navigation.get_by_role("link", name="Webhooks").click()
+    expect(page.get_by_role("heading", name="Webhooks", exact=True)).to_be_visible()
+    page.context.close()
+
+
+def test_key_rows_messages_and_delivery_counts_read_as_text(browser, live_base_url, staff, onboarded):
+    live_key = onboarded.tenant.api_keys.get(mode="live")
+    api_key_touch(live_key)
+    page = signed_in(browser, live_base_url, 1360)
+
+    last_used = page.locator("#active-keys tr", has_text=live_key.prefix).locator("td").nth(4)
+    expect(last_used).to_have_text(re.compile(r"^(just now|\d+ minutes? ago)$"))
+    assert re.fullmatch(r"\w{3} \d{1,2}, \d{4} \d\d:\d\d UTC", last_used.locator("span").get_attribute("title"))
+
+    page.locator("#active-keys tr", has_text=live_key.prefix).get_by_role("link", name="Revoke").click()
+    page.get_by_role("button", name="Revoke key").click()
+    expect(page.locator(".messagelist")).to_contain_text(f"av_live_{live_key.prefix}… is revoked")
+
+    page.get_by_role("link", name="Webhooks").click()
+    deliveries = page.get_by_role("region", name="Recent deliveries")
+    expect(deliveries).to_contain_text("No events yet")
+    expect(deliveries).not_to_contain_text("The last 0 events")
+    page.context.close()

@@ -51,3 +51,16 @@ class HolderMatch:
 
     score: float  # 0..1, higher is more alike
     matched: bool  # score >= the threshold in force
+
+
+@dataclass(frozen=True)
+class AgeCredential:
+    """What a verified wallet presentation proved about the age limit; nothing else of it is kept."""
+
+    doc_type: str  # "eu.europa.ec.av.1" | "org.iso.18013.5.1.mDL"
+    claim: str | None  # the element that settled it ("age_over_18"); None when none did
+    value: bool | None  # that element's value
+    age_limit: int
+    issuer_country: str | None  # the trust anchor's country
+    trust_source: str  # where the operator took the anchor from
+    outcome: str  # "over" | "under" | "inconclusive"

@@ -144,6 +144,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "age_estimation": getattr(session, "age_estimation", None),
                 "liveness": getattr(session, "liveness", None),
                 "document": getattr(session, "document", None),
+                "age_credential": getattr(session, "age_credential", None),
             },
             events=list(SessionEvent.objects.filter(session=session)),
             deliveries=deliveries_for_session(session=session),

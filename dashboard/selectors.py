@@ -1,5 +1,5 @@
 """Reads for the dashboard, always scoped to one tenant: API keys, webhook deliveries and usage."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import Count, QuerySet
@@ -7,6 +7,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from sessions_api.models import SessionDailyCount, Status, VerificationSession
+from sessions_api.state_machine import APPROVED_REASONS
 from tenants.models import ApiKey, Tenant
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import deliveries_for_subject, deliveries_for_tenant
@@ -55,6 +56,8 @@ class UsageDay:
 class Usage:
     mode: str
     days: list[UsageDay]
+    # Approvals of the sessions still stored, by method (reason): age_estimation, document, digital_id.
+    approved_by_method: dict[str, int] = field(default_factory=dict)
 
     @property
     def approved(self) -> int:
@@ -106,4 +109,11 @@ def usage_by_day(*, tenant: Tenant, mode: str, days: int = USAGE_DAYS, today: da
         approved = by_status.get(Status.APPROVED, 0)
         denied = by_status.get(Status.DENIED, 0)
         series.append(UsageDay(day, approved, denied, sum(by_status.values()) - approved - denied))
-    return Usage(mode=mode, days=series)
+    methods = (
+        VerificationSession.objects.filter(tenant=tenant, mode=mode, created_at__gte=start, created_at__lt=end,
+                                           status=Status.APPROVED)
+        .values("reason").annotate(count=Count("id"))
+    )
+    by_method = {reason: 0 for reason in APPROVED_REASONS}
+    by_method.update({row["reason"]: row["count"] for row in methods})
+    return Usage(mode=mode, days=series, approved_by_method=by_method)

@@ -21,6 +21,7 @@ DENIAL_MESSAGES = {
     Reason.DOCUMENT_EXPIRED: _("The document has expired."),
     Reason.UNDERAGE_DOCUMENT: _("The document shows that you do not meet the minimum age."),
     Reason.DOCUMENT_MISMATCH: _("The face in front of the camera did not match the photo on the document."),
+    Reason.UNDERAGE_DIGITAL_ID: _("Your digital ID shows that you do not meet the minimum age."),
 }
 DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
 SANDBOX_OUTCOMES = {
@@ -59,6 +60,13 @@ SCRIPT_TEXTS = {
     "documentBackOffer": _("Got it. If the lines of letters or the barcode are on the back, photograph the back too."),
     "documentBackFrame": _("Now the back of the card, filling the frame, then take the photo."),
     "documentThenHeadTurns": _("Photo ready. Now turn on the camera for the head turns, below."),
+    # static/flow/digital_id.js
+    "digitalIdUnavailable": _("A digital ID cannot be used for this verification any more. Please use another way."),
+    "digitalIdPrepareFailed": _("The digital ID option could not be prepared. Please use another way."),
+    "digitalIdChecking": _("Checking your digital ID…"),
+    "digitalIdNotVerified": _("We could not verify this digital ID. You can try again or use another way below."),
+    "digitalIdFollow": _("Follow the steps on your phone or in your wallet."),
+    "digitalIdDeclined": _("No digital ID was shared. You can try again or continue another way."),
     # static/flow/progress.js
     "progressSlow": _("This is taking longer than usual. Please keep this page open."),
 }

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
+from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.sandbox import sandbox_advance
 from sessions_api.selectors import (
@@ -79,7 +80,13 @@ def _reloaded(session):
 def _context(session, **extra):
     branding = tenant_branding(session.tenant)
     return {"session": session, "branding": branding, "tenant_name": branding.name,
-            "is_sandbox": session.mode == Mode.TEST, "script_texts": SCRIPT_TEXTS, **extra}
+            "is_sandbox": session.mode == Mode.TEST, "age_limit": session.age_limit, "script_texts": SCRIPT_TEXTS,
+            **extra}
+
+
+def _with_digital_id(session) -> dict:
+    """The digital-ID block beside a step: shown where the tenant enabled it (the page's script checks the browser)."""
+    return {"digital_id": digital_id_offered(session)}
 
 
 @require_GET
@@ -110,6 +117,8 @@ def consent(request, session):
     return render(request, "flow/consent.html", _context(
         session, next_url=next_url, age_limit=session.age_limit, face_path_on=face_path_on,
         document_first=session.mode == Mode.LIVE and not face_path_on,
+        # A sandbox session tries its test wallet on the outcomes page.
+        digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
     ))
 
 
@@ -193,7 +202,7 @@ def _document_page(request, session, *, error=None, status=200):
     return render(request, "flow/document.html", _context(
         session, error=error, retake=None if error else session_retake_message(session),
         attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
-        after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
+        after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0, **_with_digital_id(session),
         presence=presence, **(_head_turns(session) if presence else {}),
     ), status=status)
 
@@ -234,13 +243,14 @@ def sandbox(request, session):
         chosen = request.POST.get("outcome", "")
         if chosen not in dict(outcomes):
             return render(request, "flow/sandbox.html", _context(
-                session, outcomes=outcomes, error=MESSAGE_CHOOSE_AN_OUTCOME), status=400)
+                session, outcomes=outcomes, error=MESSAGE_CHOOSE_AN_OUTCOME, **_with_digital_id(session)),
+                status=400)
         try:
             session = sandbox_advance(session_id=session.id, to=chosen, cause="sandbox: outcome chosen in the web flow")
         except TransitionNotAllowed:
             session = _reloaded(session)
         return SeeOther(page_url_for(session))
-    return render(request, "flow/sandbox.html", _context(session, outcomes=outcomes))
+    return render(request, "flow/sandbox.html", _context(session, outcomes=outcomes, **_with_digital_id(session)))
 
 
 @require_GET

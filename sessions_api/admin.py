@@ -3,7 +3,14 @@ from django.contrib import admin
 
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
-from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, VerificationSession
+from .models import (
+    AgeEstimationResult,
+    DocumentResult,
+    LivenessResult,
+    SessionEvent,
+    TrustAnchorRecord,
+    VerificationSession,
+)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -77,3 +84,20 @@ def age_policy_page(request):
         "network_matches": policy.network == age_network(),
     }
     return TemplateResponse(request, "admin/age_policy.html", context)
+
+
+@admin.register(TrustAnchorRecord)
+class TrustAnchorAdmin(admin.ModelAdmin):
+    """Read-only: anchors are loaded, refreshed and removed by `manage.py trust_anchors`, which checks them."""
+
+    list_display = ("subject", "source", "sandbox", "doc_types", "not_after", "loaded_at")
+    list_filter = ("source", "sandbox")
+    readonly_fields = ("subject", "source", "sandbox", "doc_types", "fingerprint", "not_after", "loaded_at",
+                       "certificate_pem")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+

@@ -16,11 +16,13 @@ class Status(models.TextChoices):
 class Reason(models.TextChoices):
     AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
     DOCUMENT = "document", "Approved by document"
+    DIGITAL_ID = "digital_id", "Approved by digital ID"
     LIVENESS_FAILED = "liveness_failed", "Liveness failed"
     DOCUMENT_INVALID = "document_invalid", "Document invalid"
     DOCUMENT_EXPIRED = "document_expired", "Document expired"
     UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
     DOCUMENT_MISMATCH = "document_mismatch", "Document holder not matched"
+    UNDERAGE_DIGITAL_ID = "underage_digital_id", "Underage (digital ID)"
     ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
     CANCELLED = "cancelled", "Cancelled by the user"
     EXPIRED = "expired", "Expired"

@@ -32,6 +32,8 @@ class VerificationSession(models.Model):
     # Uploads refused before analysis (not a picture, too large, frames missing); bounded per session
     # (sessions_api.submission.MAX_REFUSED_UPLOADS) so a refusal cannot be repeated for ever.
     refused_uploads = models.PositiveSmallIntegerField(default=0)
+    # Wallet answers that proved nothing (sessions_api.digital_id); past its maximum the step is withdrawn.
+    digital_id_attempts = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -90,6 +92,51 @@ class DocumentResult(models.Model):
     holder_match_score = models.FloatField(null=True, blank=True)
     holder_match_passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class AgeCredentialResult(models.Model):
+    """What a verified wallet credential proved (`ageCredential`): one boolean and where it came from, never the presentation."""
+
+    session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="age_credential")
+    kind = models.CharField(max_length=10)  # "mdoc"
+    doc_type = models.CharField(max_length=60)
+    claim = models.CharField(max_length=20)  # the element that settled it, e.g. "age_over_18"
+    value = models.BooleanField()
+    issuer_country = models.CharField(max_length=3, blank=True)
+    trust_source = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)  # verifiedAt
+
+
+class DigitalIdRequest(models.Model):
+    """A single-use presentation request of the digital-ID step; its key material is wiped when consumed."""
+
+    id = models.CharField(primary_key=True, max_length=40)
+    session = models.ForeignKey(VerificationSession, on_delete=models.CASCADE, related_name="+")
+    state = models.JSONField(default=dict)  # checks.digital_id.request.wallet_request_dump: nonce, ephemeral key
+    expires_at = models.DateTimeField()
+    consumed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class TrustAnchorRecord(models.Model):
+    """An issuer root (IACA) the operator trusts, for some doc types, from a PEM file or a trusted list."""
+
+    certificate_pem = models.TextField()
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of the DER
+    doc_types = models.JSONField(default=list)
+    sandbox = models.BooleanField(default=False, help_text="A test issuer: never approves a live session.")
+    source = models.CharField(max_length=100, help_text='"pem:<name>", "vical:<provider>", ...')
+    subject = models.CharField(max_length=300, blank=True)
+    not_after = models.DateTimeField()
+    loaded_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "fingerprint"], name="trust_anchor_unique_source_fingerprint"),
+        ]
+
+    def __str__(self):
+        return f"{self.subject} ({self.source})"
 
 
 class SessionEvent(models.Model):

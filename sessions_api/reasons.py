@@ -35,6 +35,14 @@ GUIDE: dict[str, ReasonGuide] = {
         "attempt.",
         "Do not grant access; `validateDoc.holderMatch.score` shows how far off it was. Offer a new session "
         "with the user's own document."),
+    Reason.DIGITAL_ID: ReasonGuide(
+        Status.APPROVED, "A wallet credential (EU age attestation or mobile driving licence) proved `age_over_NN` "
+        "for the limit, verified offline against a trusted issuer.",
+        "Grant access; `ageCredential` holds what was proved (`validateDoc` stays `null`: no birth date is read)."),
+    Reason.UNDERAGE_DIGITAL_ID: ReasonGuide(
+        Status.DENIED, "A wallet credential proved the user is under the age limit (`age_over_NN` false with NN "
+        "at or below the limit).",
+        "Do not grant access; do not offer an immediate retry."),
     Reason.ATTEMPTS_EXCEEDED: ReasonGuide(
         Status.DENIED, "Three attempts at one step gave nothing usable (no face, unreadable document), "
         "or too many uploads were refused.",

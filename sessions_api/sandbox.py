@@ -87,10 +87,20 @@ def _approving_estimate(rule: FaceRule) -> float:
 
 # The reasons a sandbox session may be given for each outcome; the first is the default of its step.
 REASONS_OF_TARGET = {
-    Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT),
+    Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID),
     Status.DENIED: (Reason.LIVENESS_FAILED, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
-                    Reason.DOCUMENT_MISMATCH, Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED, Reason.EXPIRED),
+                    Reason.DOCUMENT_MISMATCH, Reason.UNDERAGE_DIGITAL_ID, Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED,
+                    Reason.EXPIRED),
 }
+# A wallet credential answers at either step, costs no attempt and leaves validateDoc null.
+DIGITAL_ID_REASONS = (Reason.DIGITAL_ID, Reason.UNDERAGE_DIGITAL_ID)
+
+
+def _digital_id_result(session: VerificationSession, reason: str) -> Results:
+    return Results(age_credential={
+        "kind": "mdoc", "doc_type": "eu.europa.ec.av.1", "claim": f"age_over_{session.age_limit:02d}",
+        "value": reason == Reason.DIGITAL_ID, "issuer_country": "UT", "trust_source": "sandbox",
+    })
 # Reasons only a document can give: a session on the selfie step is walked to the document step for them.
 DOCUMENT_REASONS = (Reason.DOCUMENT, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
                     Reason.DOCUMENT_MISMATCH)
@@ -122,6 +132,8 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool, rea
     limit = session.age_limit
     if reason == Reason.ATTEMPTS_EXCEEDED:
         return {"to": to, "reason": reason, "count_attempt": True}
+    if reason in DIGITAL_ID_REASONS:
+        return {"to": to, "reason": reason, "results": _digital_id_result(session, reason)}
     if on_document:
         if to in (Status.APPROVED, Status.DENIED):
             return _document_decision(session, to, reason)
@@ -177,6 +189,8 @@ def sandbox_advance(*, session_id: str, to: str, reason: str = "",
             raise TransitionNotAllowed(f"{session_id} is already processing")
         if reason in DOCUMENT_REASONS and not on_document:
             raise TransitionNotAllowed(f"{session_id} is analysing a selfie, not a document")
+        if reason in DIGITAL_ID_REASONS:
+            raise TransitionNotAllowed(f"{session_id} is analysing a picture, not a wallet answer")
         steps = [_decision_step(session, to, on_document, reason)]
     elif to == Status.PROCESSING:
         steps = [{"to": Status.PROCESSING}]

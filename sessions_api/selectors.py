@@ -12,7 +12,15 @@ from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule
 from .choices import Mode
-from .models import AgeEstimationResult, DocumentResult, LivenessResult, SessionEvent, Status, VerificationSession
+from .models import (
+    AgeCredentialResult,
+    AgeEstimationResult,
+    DocumentResult,
+    LivenessResult,
+    SessionEvent,
+    Status,
+    VerificationSession,
+)
 from .state_machine import OPEN_STATUSES, session_expire_if_due
 
 
@@ -29,7 +37,8 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
     """
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
-    sessions = VerificationSession.objects.select_related("tenant", "age_estimation", "liveness", "document")
+    sessions = VerificationSession.objects.select_related(
+        "tenant", "age_estimation", "liveness", "document", "age_credential")
     if tenant is not None:
         sessions = sessions.filter(tenant=tenant)
     if mode is not None:
@@ -76,6 +85,17 @@ class DocumentRead:
 
 
 @dataclass(frozen=True)
+class AgeCredentialRead:
+    kind: str
+    doc_type: str
+    claim: str
+    value: bool
+    issuer_country: str
+    trust_source: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
 class SessionRead:
     """What GET /v1/sessions/{id} shows of a session and its results, nothing more."""
 
@@ -94,6 +114,7 @@ class SessionRead:
     age_estimation: AgeEstimationRead | None
     liveness: LivenessRead | None
     document: DocumentRead | None
+    age_credential: AgeCredentialRead | None
 
 
 _SESSION_COLUMNS = ("id", "status", "subject", "age_limit", "mode", "reason", "expires_at", "callback_url",
@@ -105,14 +126,15 @@ def _session_read_sql() -> str:
     # Written once from the models' tables: the API's most frequent read runs without ORM compilation,
     # in one round trip, with the columns the answer shows and no ORDER BY (a primary-key read).
     session = VerificationSession._meta.db_table
-    age, liveness, document = (model._meta.db_table for model in (AgeEstimationResult, LivenessResult, DocumentResult))
+    age, liveness, document, credential = (model._meta.db_table for model in (
+        AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult))
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
-        f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed "
-        f"FROM {session} s "
+        f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
+        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
-        f"LEFT JOIN {document} d ON d.session_id = s.id "
+        f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "
         "WHERE s.id = %s AND s.tenant_id = %s AND s.mode = %s"
     )
 
@@ -125,7 +147,8 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     if row is None:
         raise SessionNotFound(session_id)
     session, (age_id, age, confidence, liveness_id, is_live, score, document_id, *document) = (
-        dict(zip(_SESSION_COLUMNS, row[:12])), row[12:])
+        dict(zip(_SESSION_COLUMNS, row[:12])), row[12:24])
+    credential_id, *credential = row[24:]
     if session["status"] in OPEN_STATUSES and session["expires_at"] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
@@ -135,6 +158,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(*document) if document_id is not None else None,
+        age_credential=AgeCredentialRead(*credential) if credential_id is not None else None,
     )
 
 

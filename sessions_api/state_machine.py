@@ -14,6 +14,7 @@ from django.utils import timezone
 from webhooks.services import delivery_enqueue
 
 from .models import (
+    AgeCredentialResult,
     AgeEstimationResult,
     DocumentResult,
     LivenessResult,
@@ -41,7 +42,7 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
 }
 # The denials that may end a session outside `processing` (CONTRACT 3); any other is a decision on analysed data.
 ENDS_ANY_OPEN_SESSION = (Reason.CANCELLED, Reason.EXPIRED)
-APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT)
+APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID)
 # The step a session waiting in this status is on (in `processing` it keeps the step being analysed).
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
@@ -59,6 +60,7 @@ class Results:
     age_estimation: dict | None = None  # {"estimated_age", "age_confidence"}
     liveness: dict | None = None  # {"is_live", "liveness_score"}
     document: dict | None = None  # {"document_kind", "birthdate", "true_age", "expiry_date"}
+    age_credential: dict | None = None  # {"kind", "doc_type", "claim", "value", "issuer_country", "trust_source"}
 
 
 def _check_reason(to: str, reason: str) -> None:
@@ -138,6 +140,8 @@ def _store_results(session: VerificationSession, results: Results) -> None:
         LivenessResult.objects.update_or_create(session=session, defaults=results.liveness)
     if results.document is not None:
         DocumentResult.objects.update_or_create(session=session, defaults=results.document)
+    if results.age_credential is not None:
+        AgeCredentialResult.objects.update_or_create(session=session, defaults=results.age_credential)
 
 
 def completed_event_payload(session: VerificationSession) -> bytes:

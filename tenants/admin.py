@@ -38,8 +38,9 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Tenant)
 class TenantAdmin(SecretColumnsNotFilterable):
-    list_display = ("name", "id", "enabled", "webhooks_enabled", "session_ttl_seconds", "retention_days", "created_at")
-    list_filter = ("enabled", "webhooks_enabled")
+    list_display = ("name", "id", "enabled", "webhooks_enabled", "digital_id_enabled", "session_ttl_seconds", "retention_days",
+                    "created_at")
+    list_filter = ("enabled", "webhooks_enabled", "digital_id_enabled")
     search_fields = ("name", "id", "contact_email")
     # Operators never need a partner's signing secret (staff reveal it, audited, in the dashboard): a hint only.
     readonly_fields = ("id", "created_at", "signing_secret", "previous_signing_secret",

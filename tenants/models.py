@@ -26,6 +26,10 @@ class Tenant(models.Model):
     name = models.CharField(max_length=200)
     contact_email = models.EmailField(blank=True)
     enabled = models.BooleanField(default=True, help_text="A disabled tenant's keys get 403 tenant_disabled.")
+    digital_id_enabled = models.BooleanField(
+        default=False,
+        help_text="Offer \"Use a digital ID\" (a wallet credential through the browser) beside the selfie and the document.",
+    )
     webhooks_enabled = models.BooleanField(
         default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
     )

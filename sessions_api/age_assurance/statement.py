@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
 
+from .digital_id_statement import digital_id_lines
 from .evaluation import ADULT_MARGIN_YEARS, NEAR_BAND_YEARS, Report, Share, summary_line
 
 
@@ -239,10 +240,13 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "(many young children); among older visitors the same estimate is, if anything, more likely adult.",
         "",
         *(face_match or []),
+        *digital_id_lines(),
         "## What is kept, and for how long",
         "",
         "- **Images:** never stored. Pictures are analysed in memory by the worker and dropped; only the numbers "
         "(estimated age, confidence, liveness score, the document's check results) are kept with the session.",
+        "- **Digital ID:** only the outcome: the claim and its boolean, the doc type, the issuer's country and "
+        "the trust source. The presentation itself is never stored.",
         f"- **Sessions:** a final session is deleted {RETENTION_DEFAULT_DAYS} days after its decision by default "
         f"(per tenant, from {RETENTION_MIN_DAYS} to {RETENTION_MAX_DAYS} days): its `subject`, results, state "
         "history and webhook deliveries go. Only the number of sessions per day and final status is kept, "

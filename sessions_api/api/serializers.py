@@ -290,6 +290,23 @@ class ValidateDocOutputSerializer(serializers.Serializer):
         return f"{result.birthdate.isoformat()}T00:00:00.000Z"
 
 
+class AgeCredentialIssuerOutputSerializer(serializers.Serializer):
+    country = serializers.CharField(allow_null=True, help_text="ISO 3166 code of the trust anchor's country.")
+    trustSource = serializers.CharField(help_text='Where the anchor was configured from: "pem:<name>", "vical:<name>", "sandbox".')
+
+
+class AgeCredentialOutputSerializer(serializers.Serializer):
+    """A wallet credential's age proof (digital ID): one boolean, never a birth date."""
+
+    kind = serializers.ChoiceField(choices=["mdoc"])
+    docType = serializers.CharField(help_text="eu.europa.ec.av.1 or org.iso.18013.5.1.mDL")
+    claim = serializers.CharField(help_text="The element that settled it, e.g. age_over_18.")
+    value = serializers.BooleanField()
+    ageLimit = serializers.IntegerField()
+    issuer = AgeCredentialIssuerOutputSerializer()
+    verifiedAt = TimestampField()
+
+
 class SessionCreateResponseSerializer(serializers.Serializer):
     session = SessionCreatedOutputSerializer()
 
@@ -299,6 +316,7 @@ class SessionReadResponseSerializer(serializers.Serializer):
     ageEstimation = AgeEstimationOutputSerializer(allow_null=True)
     liveness = LivenessOutputSerializer(allow_null=True)
     validateDoc = ValidateDocOutputSerializer(allow_null=True)
+    ageCredential = AgeCredentialOutputSerializer(allow_null=True)
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -364,6 +382,7 @@ def session_read_representation(session) -> dict:
     age = _related_or_none(session, "age_estimation")
     liveness = _related_or_none(session, "liveness")
     document = _related_or_none(session, "document")
+    credential = _related_or_none(session, "age_credential")
     return {
         "session": session_representation(session),
         "ageEstimation": None if age is None else {
@@ -384,5 +403,14 @@ def session_read_representation(session) -> dict:
                 "passed": bool(document.holder_match_passed),
             },
             "livenessChecked": document.liveness_checked,
+        },
+        "ageCredential": None if credential is None else {
+            "kind": credential.kind,
+            "docType": credential.doc_type,
+            "claim": credential.claim,
+            "value": credential.value,
+            "ageLimit": session.age_limit,
+            "issuer": {"country": credential.issuer_country or None, "trustSource": credential.trust_source},
+            "verifiedAt": iso_ms(credential.created_at),
         },
     }

@@ -180,8 +180,9 @@ class SessionDetailApi(ApiView):
         operation_id="sessions_retrieve",
         summary="Read a session, its status and its results",
         description=(
-            "`ageEstimation`, `liveness` and `validateDoc` are always present, each `null` until that check "
-            "has produced a result."
+            "`ageEstimation`, `liveness`, `validateDoc` and `ageCredential` are always present, each `null` "
+            "until that check has produced a result. `ageCredential` is the age proof of a wallet credential "
+            "(digital ID): `validateDoc` stays `null` then, as no birth date is ever read."
         ),
         parameters=response_headers(200),
         responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 429, 503)},

@@ -155,7 +155,8 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     assert lines == [f"wrote {output} (policy {policy.version}, {_held_out_count(sample)} held-out images)"]
     for heading in ("## The network", "## Calibration data", "## The policy per age limit",
                     "## Accuracy on the held-out half", "### Fairness: the estimate's error by group",
-                    "## What is not measured, and what the service does about it"):
+                    "## What is not measured, and what the service does about it",
+                    "## Digital ID: an age proof from a wallet credential"):
         assert heading in text
     for unmeasured in ("**Real webcam selfies.**", "**Presentation attacks.**",
                        "**Repeated attempts by the same minor across sessions.**"):
@@ -163,6 +164,7 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     assert f"Policy in force: **{policy.version}**" in text and policy.network in text
     assert all(f"| {limit} | " in text for limit in range(10, 22))
     assert "\nSUMMARY images=" in text and "Do not edit by hand" in text
+    assert "Stored: the outcome (the claim, e.g. `age_over_18`, and its boolean), the doc type" in text
 
 
 def _held_out_count(folder: Path) -> int:

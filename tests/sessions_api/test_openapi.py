@@ -49,7 +49,11 @@ def _with_all_results(session_id):
     session_transition(session_id=session_id, to="processing", cause="document")
     session_transition(session_id=session_id, to="approved", reason="document", cause="document valid",
                        results=Results(document={"document_kind": "passport", "birthdate": "2000-01-31",
-                                                 "true_age": 26}))
+                                                 "true_age": 26},
+                                       # Not a combination a session reaches; here to show every key's shape.
+                                       age_credential={"kind": "mdoc", "doc_type": "eu.europa.ec.av.1",
+                                                       "claim": "age_over_18", "value": True,
+                                                       "issuer_country": "UT", "trust_source": "sandbox"}))
 
 
 def test_the_schema_is_valid_openapi_3(schema):
@@ -99,11 +103,12 @@ def test_the_200_schema_has_exactly_the_keys_a_real_read_returns(schema, api):
     read = api.get(f"/v1/sessions/{session_id}").json()
     response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
 
-    assert set(response["properties"]) == set(read) == {"session", "ageEstimation", "liveness", "validateDoc"}
+    assert set(response["properties"]) == set(read) == {
+        "session", "ageEstimation", "liveness", "validateDoc", "ageCredential"}
     assert set(response["required"]) == set(read)
     for key in read:
         assert set(_properties(schema, response["properties"][key])) == set(read[key]), key
-    for key in ("ageEstimation", "liveness", "validateDoc"):
+    for key in ("ageEstimation", "liveness", "validateDoc", "ageCredential"):
         assert response["properties"][key].get("nullable") is True, key
     assert read["validateDoc"]["birthdate"] == "2000-01-31T00:00:00.000Z"
 

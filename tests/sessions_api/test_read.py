@@ -25,7 +25,8 @@ def test_reading_a_new_session_shows_it_initiated_with_every_result_null(api):
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
     body = response.json()
-    assert body == {"session": body["session"], "ageEstimation": None, "liveness": None, "validateDoc": None}
+    assert body == {"session": body["session"], "ageEstimation": None, "liveness": None, "validateDoc": None,
+                    "ageCredential": None}
     session = body["session"]
     assert set(session) == READ_SESSION_KEYS
     assert session["sessionId"] == created["sessionId"]

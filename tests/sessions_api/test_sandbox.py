@@ -216,7 +216,7 @@ def test_an_expired_sandbox_session_cannot_be_advanced(sandbox_api):
 @pytest.mark.parametrize("reason", Reason.values)
 def test_a_fresh_sandbox_session_can_end_with_every_reason(sandbox_api, face_path_on, reason):
     session_id = sandbox_api.create_session(notification_url="https://partner.example.com/hooks")["sessionId"]
-    to = "approved" if reason in ("age_estimation", "document") else "denied"
+    to = "approved" if reason in ("age_estimation", "document", "digital_id") else "denied"
 
     response = advance(sandbox_api, session_id, to, reason=reason)
 

@@ -285,6 +285,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/v1",
+    # 3.1 for its `webhooks`: the events AgeVerify sends, their payloads and headers.
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": ["sessions_api.api.webhook_schema.verification_completed", "sessions_api.api.webhook_schema.test_event"],
 }
 
 # --- API limits (CONTRACT 2) ---

@@ -207,7 +207,7 @@ class AuditLogDashboardAdmin(TenantScopedAdmin):
 
 _DETAIL_LABELS = {
     "mode": "Mode", "label": "Label", "previous": "Previous secret", "previous_signs_until": "Previous signs until",
-    "original": "Message", "url": "URL",
+    "original": "Message", "url": "URL", "previous_address": "Previous address",
 }
 
 

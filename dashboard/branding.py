@@ -28,6 +28,11 @@ class BrandingForm(forms.Form):
                   "Shown at the top of every flow page, at most 40 pixels high.")
     remove_logo = forms.BooleanField(required=False, label="Remove the current logo")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():  # each input names its hint (the template's `<id>-hint`)
+            field.widget.attrs["aria-describedby"] = f"id_{name}-hint"
+
 
 def _page(request, site, form, branding, status=200):
     request.dashboard_nav = "branding"

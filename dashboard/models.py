@@ -13,6 +13,8 @@ class AuditLogEntry(models.Model):
         WEBHOOK_SECRET_REVEALED = "webhook_secret.revealed", "Webhook secret revealed"
         WEBHOOK_SECRET_ROTATED = "webhook_secret.rotated", "Webhook secret rotated"
         WEBHOOK_RESENT = "webhook.resent", "Webhook re-sent"
+        WEBHOOK_ADDRESS_CHANGED = "webhook_address.changed", "Default webhook address changed"
+        WEBHOOK_TEST_SENT = "webhook.test_sent", "Test webhook sent"
 
     # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")

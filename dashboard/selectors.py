@@ -10,7 +10,7 @@ from sessions_api.models import SessionDailyCount, Status, VerificationSession
 from sessions_api.state_machine import APPROVED_REASONS
 from tenants.models import ApiKey, Tenant
 from webhooks.models import WebhookDelivery
-from webhooks.selectors import deliveries_for_subject, deliveries_for_tenant
+from webhooks.selectors import default_notification_url, deliveries_for_subject, deliveries_for_tenant
 
 USAGE_DAYS = 30
 RECENT_DELIVERIES = 25
@@ -32,6 +32,11 @@ def api_key_for_tenant(*, tenant: Tenant, key_id: int) -> ApiKey | None:
 
 def deliveries_recent(*, tenant: Tenant, limit: int = RECENT_DELIVERIES) -> list[WebhookDelivery]:
     return list(deliveries_for_tenant(tenant=tenant)[:limit])
+
+
+def webhook_address(*, tenant: Tenant, mode: str) -> str:
+    """The tenant's default notification address for `mode` ("" when none is set)."""
+    return default_notification_url(tenant=tenant, mode=mode)
 
 
 def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDelivery]:

@@ -7,6 +7,7 @@ from django.db import transaction
 from tenants.models import ApiKey, Tenant, WebhookSecretFields
 from tenants.services import GeneratedKey, api_key_generate, api_key_revoke, tenant_webhook_secret_rotate
 from webhooks.models import WebhookDelivery
+from webhooks.selectors import default_notification_url
 
 from .models import AuditLogEntry
 
@@ -114,6 +115,32 @@ def dashboard_delivery_resend(*, tenant: Tenant, actor: Actor, delivery: Webhook
         extra={"original": delivery.pk, "url": delivery.url},
     )
     return resent
+
+
+@transaction.atomic
+def dashboard_webhook_address_set(*, tenant: Tenant, actor: Actor, mode: str, url: str) -> None:
+    from webhooks.services import webhook_endpoint_set
+
+    previous = default_notification_url(tenant=tenant, mode=mode)
+    if url == previous:
+        return
+    webhook_endpoint_set(tenant=tenant, mode=mode, url=url)
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_ADDRESS_CHANGED, target_type="webhook_address",
+        target_id=mode, target_label=url or "(none)", extra={"mode": mode, "previous_address": previous or None},
+    )
+
+
+@transaction.atomic
+def dashboard_webhook_test_send(*, tenant: Tenant, actor: Actor, mode: str, url: str) -> WebhookDelivery:
+    from webhooks.services import webhook_test_send
+
+    delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
+    audit_record(
+        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_TEST_SENT, target_type="webhook_delivery",
+        target_id=delivery.pk, target_label=delivery.event_type, extra={"mode": mode, "url": url},
+    )
+    return delivery
 
 
 def _secret_hint(secret: str) -> str:

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
-from . import branding, views
+from . import branding, views, webhook_addresses
 from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
 from .tenancy import tenancy_for
 
@@ -102,6 +102,8 @@ class TenantDashboardSite(admin.AdminSite):
             path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),
             path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend),
                  name="delivery_resend"),
+            path("webhooks/address/", page(webhook_addresses.webhook_address_save), name="webhook_address_save"),
+            path("webhooks/test/", page(webhook_addresses.webhook_test_send), name="webhook_test_send"),
             path("branding/", page(branding.branding_page), name="branding"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),

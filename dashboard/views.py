@@ -144,6 +144,8 @@ def _webhooks_context(request, site, *, revealed_mode: str | None = None, reveal
         egress_ips=settings.WEBHOOK_EGRESS_IPS,
         signing_secrets=secrets,
         deliveries=selectors.deliveries_recent(tenant=tenant),
+        webhook_addresses=[{"mode": mode, "label": label, "url": selectors.webhook_address(tenant=tenant, mode=mode)}
+                           for mode, label in SECRET_MODES.items()],
         **extra,
     )
 

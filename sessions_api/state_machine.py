@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from webhooks.selectors import default_notification_url
 from webhooks.services import delivery_enqueue
 
 from .models import (
@@ -161,11 +162,15 @@ def completed_event_payload(session: VerificationSession) -> bytes:
 
 
 def _enqueue_completed_webhook(session: VerificationSession) -> None:
-    if not session.notification_url or not session.tenant.webhooks_enabled:
+    if not session.tenant.webhooks_enabled:
+        return
+    # The session's own address, else the tenant's default address for the session's mode (dashboard).
+    url = session.notification_url or default_notification_url(tenant=session.tenant, mode=session.mode)
+    if not url:
         return
     delivery_enqueue(
         tenant=session.tenant,
-        url=session.notification_url,
+        url=url,
         event_type=EVENT_COMPLETED,
         payload=completed_event_payload(session),
         mode=session.mode,

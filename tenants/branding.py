@@ -89,8 +89,8 @@ def logo_check(data: bytes) -> tuple[bytes, int, int]:
     if len(data) > LOGO_MAX_BYTES:
         raise ValidationError(f"The logo is {len(data) // 1024} KB; at most {LOGO_MAX_BYTES // 1024} KB is accepted.",
                               code="too_large")
-    head = data[:512].lstrip().lower()
-    if head.startswith((b"<?xml", b"<svg", b"<!doctype svg")) or b"<svg" in head:
+    head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"<") and b"<svg" in head:
         raise ValidationError("SVG logos are not accepted (they can carry scripts): upload a PNG, JPEG or WebP.",
                               code="svg")
     try:

@@ -63,3 +63,19 @@ class WebhookAttempt(models.Model):
     @property
     def succeeded(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
+
+
+class WebhookEndpoint(models.Model):
+    """A tenant's default notification address for one mode: where a final session's webhook goes when the
+    session was created without a `notification_url` (set in the dashboard's Webhooks page)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="webhook_endpoints")
+    mode = models.CharField(max_length=4)  # live | test: the events it receives
+    url = models.URLField(max_length=2048)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "mode"], name="webhook_endpoint_unique_mode")]
+
+    def __str__(self):
+        return f"{self.tenant_id} {self.mode}: {self.url}"

@@ -5,7 +5,7 @@ from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .egress import host_is_forbidden
-from .models import WebhookDelivery
+from .models import WebhookDelivery, WebhookEndpoint
 
 
 def deliveries_for_tenant(*, tenant: Tenant) -> QuerySet[WebhookDelivery]:
@@ -36,3 +36,8 @@ def webhook_host_is_forbidden(host: str) -> bool:
 def delivery_tenant_id(delivery_id: str) -> str | None:
     """Whose delivery this is, for the worker's per-tenant share; None if there is no such delivery."""
     return WebhookDelivery.objects.filter(pk=delivery_id).values_list("tenant_id", flat=True).first()
+
+
+def default_notification_url(*, tenant: Tenant, mode: str) -> str:
+    """The tenant's default address for `mode`'s events, or "" when it has set none."""
+    return WebhookEndpoint.objects.filter(tenant=tenant, mode=mode).values_list("url", flat=True).first() or ""

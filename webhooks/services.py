@@ -1,4 +1,6 @@
-"""Writes on webhooks: enqueue an event (the outbox), re-send a delivery, and the sweep that re-queues due ones."""
+"""Writes on webhooks: enqueue an event (the outbox), re-send a delivery, the sweep that re-queues due ones,
+a tenant's default notification addresses and the test event."""
+import json
 import logging
 from datetime import timedelta
 
@@ -10,7 +12,7 @@ from django.utils import timezone
 from tenants.models import Tenant
 from tenants.redis_outage import redis_failure_note, redis_recently_failed
 
-from .models import WebhookAttempt, WebhookDelivery
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 logger = logging.getLogger(__name__)
 
@@ -109,3 +111,32 @@ def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
             WebhookDelivery.objects.filter(pk__in=due_ids[index:]).update(queued_at=None)
             return index
     return len(due_ids)
+
+
+TEST_EVENT = "webhook.test"
+
+
+def webhook_endpoint_set(*, tenant: Tenant, mode: str, url: str) -> None:
+    """Set (or, with an empty `url`, remove) the tenant's default notification address for `mode`."""
+    if url:
+        WebhookEndpoint.objects.update_or_create(tenant=tenant, mode=mode, defaults={"url": url})
+    else:
+        WebhookEndpoint.objects.filter(tenant=tenant, mode=mode).delete()
+
+
+def test_event_payload(*, mode: str) -> bytes:
+    """A `webhook.test` event: signed and sent like any other, marked as a test, about no session."""
+    body = {
+        "event": TEST_EVENT,
+        "timestamp": timezone.now().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "data": {"test": True, "mode": mode,
+                 "message": "A test event sent from the AgeVerify dashboard. It is about no session."},
+    }
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+@transaction.atomic
+def webhook_test_send(*, tenant: Tenant, mode: str, url: str) -> WebhookDelivery:
+    """Queue a `webhook.test` event to `url`, signed with `mode`'s secrets; its attempts are logged as any other's."""
+    return delivery_enqueue(tenant=tenant, url=url, event_type=TEST_EVENT, payload=test_event_payload(mode=mode),
+                            mode=mode)

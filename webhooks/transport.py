@@ -47,6 +47,10 @@ class _DeadlineSSLSocket(ssl.SSLSocket):
     deadline: float = float("inf")
 
     def _arm(self) -> None:
+        if self.deadline == float("inf"):
+            # Not armed yet: wrap_socket itself reads from a socket the peer already reset (to tell a
+            # connected one), before https_post sets the deadline; settimeout(inf) would overflow.
+            return
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError("total timeout")

@@ -226,7 +226,8 @@ class SessionOutputSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
-    @extend_schema_field({"type": "string", "enum": Reason.values, "nullable": True, "description": reason_description()})
+    @extend_schema_field({"type": "string", "enum": [*Reason.values, None], "nullable": True,
+                          "description": reason_description()})
     def get_reason(self, session) -> str | None:
         return session.reason or None
 

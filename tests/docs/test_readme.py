@@ -11,12 +11,29 @@ import socket
 import subprocess
 import threading
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
 from django.core.management import call_command
+from django.db import connection as db_connection
+from standardwebhooks.webhooks import WebhookVerificationError
 
-from tests.support.readme import REPO, answer_mismatches, printed_pairs, readme_blocks, run, run_curl
+from sessions_api.models import VerificationSession
+from sessions_api.sandbox import sandbox_advance
+from tests.factories import finished_session
+from tests.support.readme import (
+    REPO,
+    answer_mismatches,
+    printed_pairs,
+    readme_blocks,
+    readme_python_blocks,
+    run,
+    run_curl,
+)
+from tests.support.waiting import wait_until
 from tests.support.web_server import _database_url
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
 
 PLACEHOLDER_SESSION = "ses_01K..."
 DEMO_URL = "http://localhost:8000"
@@ -181,3 +198,48 @@ def test_the_local_webhook_recipe_works_as_printed(demo, live_server, shell_env,
     assert re.fullmatch(printed_prefix.replace("msg_01K...", r"msg_[0-9A-Z]{26}"), prefix)
     assert answer_mismatches(printed_body, json.loads(body)) == []
     assert json.loads(body)["data"]["sessionId"] == session_id
+
+
+def _received_event(session, receiver):
+    """The webhook of a finished session, as the receiver got it: (body, headers)."""
+    webhook_delivery_attempt(delivery_id=WebhookDelivery.objects.get(subject_ref=session.id).pk)
+    received = receiver.wait_for(1)[-1]
+    receiver.reset()
+    return received.body, received.headers
+
+
+def test_the_python_snippets_run_as_printed(live_server, onboarded, receiver, settings):
+    verify_snippet, client_snippet, confirm_snippet = readme_python_blocks()
+    tenant = onboarded.tenant
+    live_event = _received_event(finished_session(tenant, mode="live", notification_url=receiver.url()), receiver)
+    sandbox_event = _received_event(finished_session(tenant, mode="test", notification_url=receiver.url()), receiver)
+
+    # The receiver's check: a live event passes; a sandbox one never does, not even with the live secret.
+    scope = {"LIVE_WEBHOOK_SECRET": tenant.webhook_secret,
+             "request": SimpleNamespace(body=live_event[0], headers=live_event[1])}
+    exec(verify_snippet, scope)
+    assert scope["payload"]["data"]["mode"] == "live"
+    with pytest.raises(WebhookVerificationError):
+        exec(verify_snippet, {**scope, "request": SimpleNamespace(body=sandbox_event[0], headers=sandbox_event[1])})
+
+    # The client: create, wait (a sandbox outcome arrives meanwhile), verify a webhook of the key's mode.
+    def approve_the_new_session():
+        try:
+            session = wait_until(lambda: VerificationSession.objects.filter(subject="user-42", mode="test").first())
+            sandbox_advance(session_id=session.id, to="approved")
+        finally:
+            db_connection.close()  # this thread's own, or the test database could not be dropped
+
+    approver = threading.Thread(target=approve_the_new_session)
+    approver.start()
+    scope = {"API_KEY": onboarded.test_key, "WEBHOOK_SECRET": tenant.test_webhook_secret,
+             "request": SimpleNamespace(body=sandbox_event[0], headers=sandbox_event[1])}
+    exec(client_snippet.replace(DEMO_URL, live_server.url).replace("timeout=600", "timeout=600, interval=0.2"), scope)
+    approver.join()
+    scope["av"].close()  # hang up: the live server's thread holds a database connection while we keep ours
+    assert scope["result"].status == "approved" and scope["event"].data.mode == "test"
+
+    # The confirmation: an approved live session of this user passes; anything else lands in the except.
+    approved = finished_session(tenant, mode="live", subject="user-42")  # age_limit 18, as the snippet asks
+    with type(scope["av"])(onboarded.live_key, base_url=live_server.url) as live_client:
+        exec(confirm_snippet, {**scope, "av": live_client, "session_id": approved.id})

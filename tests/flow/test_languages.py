@@ -149,3 +149,12 @@ def test_the_scripts_get_their_words_in_the_pages_language(live_visitor):
     texts = re.search(r'<script id="flow-texts" type="application/json">(.*?)</script>', body).group(1)
     assert '"cameraStarting": "Avvio della fotocamera\\u2026"' in texts
     assert '"selfieStep": "Passo %(step)s di %(total)s"' in texts
+
+
+
+def test_a_refused_link_has_no_language_switch_since_it_would_lose_the_link(api):
+    created = api.create_session()
+
+    page = Client().get(start_path(created["verificationUrl"]).replace("signature=", "signature=x")).content.decode()
+
+    assert "This link is not valid" in page and 'action="/flow/language"' not in page

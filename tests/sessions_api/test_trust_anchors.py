@@ -102,3 +102,68 @@ def test_a_vical_signed_by_someone_else_is_rejected(tmp_path):
     with pytest.raises(CommandError, match="not issued by a configured provider root"):
         _run("load-vical", str(path), "--provider-root", _pem(tmp_path, "p.pem", provider.root))
     assert not TrustAnchorRecord.objects.exists()
+
+
+def _etsi_list(operator, providers, *, next_update="2030-01-01T00:00:00Z", status=None):
+    """An ETSI TS 119 612 list naming `providers`' roots as granted services, XML-signed by `operator`."""
+    import base64
+
+    from lxml import etree
+    from signxml import XMLSigner
+
+    from checks.digital_id.trusted_list import TSL_GRANTED, TSL_NAMESPACE
+
+    tag = "{%s}" % TSL_NAMESPACE
+    root = etree.Element(tag + "TrustServiceStatusList", nsmap={None: TSL_NAMESPACE}, Id="tsl")
+    scheme = etree.SubElement(root, tag + "SchemeInformation")
+    etree.SubElement(etree.SubElement(scheme, tag + "SchemeOperatorName"), tag + "Name").text = "EU AV scheme"
+    etree.SubElement(etree.SubElement(scheme, tag + "NextUpdate"), tag + "dateTime").text = next_update
+    services = etree.SubElement(etree.SubElement(etree.SubElement(
+        root, tag + "TrustServiceProviderList"), tag + "TrustServiceProvider"), tag + "TSPServices")
+    for provider in providers:
+        information = etree.SubElement(etree.SubElement(services, tag + "TSPService"), tag + "ServiceInformation")
+        etree.SubElement(information, tag + "ServiceStatus").text = status or TSL_GRANTED
+        identity = etree.SubElement(etree.SubElement(information, tag + "ServiceDigitalIdentity"), tag + "DigitalId")
+        etree.SubElement(identity, tag + "X509Certificate").text = base64.b64encode(
+            provider.root.public_bytes(serialization.Encoding.DER)).decode()
+    signed = XMLSigner(signature_algorithm="ecdsa-sha256").sign(root, key=operator.root_key, cert=[operator.root])
+    return etree.tostring(signed)
+
+
+def test_a_signed_etsi_list_loads_its_granted_providers_for_the_eu_age_attestation(tmp_path):
+    operator, providers = issuer_create(name="Scheme operator"), [issuer_create(country="FR"), issuer_create()]
+    path = tmp_path / "eu-av.xml"
+    path.write_bytes(_etsi_list(operator, providers))
+    out = _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))
+    assert "etsi:eu-av: signature verified (EU AV scheme); 2 anchor(s) loaded for eu.europa.ec.av.1" in out
+    assert trusted_doc_types(live=True) == (EU_AGE_ATTESTATION,)
+
+    path.write_bytes(_etsi_list(operator, providers, status="http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn"))
+    _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))
+    assert trusted_doc_types(live=True) == ()  # withdrawn services vouch for nothing
+
+
+def test_a_tampered_etsi_list_is_rejected_and_changes_nothing(tmp_path):
+    operator = issuer_create(name="Scheme operator")
+    path = tmp_path / "eu-av.xml"
+    path.write_bytes(_etsi_list(operator, [issuer_create()]).replace(b"EU AV scheme", b"EU AV schema"))
+    with pytest.raises(CommandError, match="signature does not verify"):
+        _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))
+    assert not TrustAnchorRecord.objects.exists()
+
+
+def test_an_etsi_list_signed_by_another_operator_is_rejected(tmp_path):
+    operator, impostor = issuer_create(name="Scheme operator"), issuer_create(name="Scheme operator")
+    path = tmp_path / "eu-av.xml"
+    path.write_bytes(_etsi_list(impostor, [issuer_create()]))
+    with pytest.raises(CommandError, match="signature does not verify"):
+        _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))
+    assert not TrustAnchorRecord.objects.exists()
+
+
+def test_a_stale_etsi_list_is_rejected(tmp_path):
+    operator = issuer_create(name="Scheme operator")
+    path = tmp_path / "eu-av.xml"
+    path.write_bytes(_etsi_list(operator, [issuer_create()], next_update="2025-01-01T00:00:00Z"))
+    with pytest.raises(CommandError, match="stale"):
+        _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))

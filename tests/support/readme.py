@@ -139,3 +139,8 @@ def run_curl(command: str, *, env: dict) -> tuple[int, object]:
     except ValueError:
         parsed = body
     return int(status), parsed
+
+
+def readme_python_blocks() -> list[str]:
+    """The README's fenced `python` blocks, in order."""
+    return re.findall(r"^```python\n(.*?)^```$", README.read_text(), flags=re.MULTILINE | re.DOTALL)

@@ -164,3 +164,34 @@ def test_a_slow_answer_is_cut_at_the_total_timeout(receiver, tls_files):
     result = post(receiver.url(), ca_bundle=str(tls_files.ca_bundle), total_timeout=0.4)
     assert result.error == "timeout: no complete answer within 0.4 s"
     assert 350 <= result.latency_ms < 1200
+
+
+def test_a_receiver_that_resets_the_connection_at_once_is_a_connection_error(tls_files, monkeypatch, settings):
+    # The receiver accepts the TCP connection and resets it (a crashed or restarting receiver) before
+    # our TLS handshake starts: the attempt must read as a connection error, to be retried as one.
+    import socket
+    import struct
+    import time as time_module
+
+    import webhooks.transport as transport
+
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+    listener = socket.create_server(("127.0.0.1", 0))
+    connect = transport._connect
+
+    def connect_then_get_reset(addresses, **kwargs):
+        sock = connect(addresses, **kwargs)
+        accepted, _ = listener.accept()
+        accepted.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        accepted.close()  # with SO_LINGER 0: a reset
+        time_module.sleep(0.1)
+        return sock
+
+    monkeypatch.setattr(transport, "_connect", connect_then_get_reset)
+    try:
+        result = post(f"https://127.0.0.1:{listener.getsockname()[1]}/hooks", ca_bundle=str(tls_files.ca_bundle))
+    finally:
+        listener.close()
+
+    assert result.status_code is None
+    assert result.error.startswith(("connection error", "TLS error")), result.error

@@ -12,6 +12,7 @@ by scripts/compile_translations.py (run by scripts/test and scripts/demo).
 """
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -84,6 +85,14 @@ class Command(makemessages.Command):
                 "remove the fuzzy flags):\n" + "\n".join(problems)
             )
         self.stdout.write(f"flow_messages: every flow string is translated in {', '.join(languages)}")
+
+    def write_po_file(self, potfile, locale):
+        """As makemessages, without the extraction time in the header: engineers updating the catalogs in
+        parallel would otherwise conflict on that line in every language."""
+        super().write_po_file(potfile, locale)
+        path = Path(potfile).parent / locale / "LC_MESSAGES" / f"{self.domain}.po"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r'^"POT-Creation-Date: [^"]*"\n', "", text, count=1, flags=re.M), encoding="utf-8")
 
     def find_files(self, root):
         """Only the flow's sources, all into one catalog (the flow app's)."""

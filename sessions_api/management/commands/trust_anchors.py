@@ -2,6 +2,7 @@
 
   trust_anchors add-pem FILE --source NAME --doc-type eu.europa.ec.av.1 [--doc-type ...] [--sandbox]
   trust_anchors load-vical FILE --provider-root ROOT.pem [--source NAME]
+  trust_anchors load-etsi-list FILE --operator-cert OPERATOR.pem [--source NAME] [--doc-type ...]
   trust_anchors list
   trust_anchors remove --source NAME
 
@@ -15,7 +16,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from checks.digital_id.trust import DOC_TYPES
-from checks.digital_id.trusted_list import TrustedListRejected, vical_verify
+from checks.digital_id.trust import EU_AGE_ATTESTATION
+from checks.digital_id.trusted_list import TrustedListRejected, etsi_list_verify, vical_verify
 from sessions_api.models import TrustAnchorRecord
 from sessions_api.trust_anchors import trust_anchors_replace
 
@@ -48,6 +50,13 @@ class Command(BaseCommand):
         vical.add_argument("file")
         vical.add_argument("--provider-root", required=True, help="PEM root of the list provider (e.g. AAMVA)")
         vical.add_argument("--source", default="vical")
+        etsi = actions.add_parser("load-etsi-list", help="verify an ETSI TS 119 612 list's XML signature (the EU "
+                                  "lists' form) and trust its granted services' certificates")
+        etsi.add_argument("file")
+        etsi.add_argument("--operator-cert", required=True, help="PEM certificate(s) of the list's scheme operator")
+        etsi.add_argument("--source", default="eu-av")
+        etsi.add_argument("--doc-type", action="append", choices=DOC_TYPES, dest="doc_types",
+                          help=f"what its services may vouch for (default {EU_AGE_ATTESTATION})")
         actions.add_parser("list", help="print the configured anchors")
         remove = actions.add_parser("remove", help="drop every anchor of a source")
         remove.add_argument("--source", required=True)
@@ -70,6 +79,18 @@ class Command(BaseCommand):
         count = self._replace(source=f"vical:{source}", issuers=[(i.certificate, i.doc_types) for i in listed],
                               sandbox=False)
         self.stdout.write(f"vical:{source}: signature verified ({provider}); {count} anchor(s) loaded")
+
+    def _load_etsi_list(self, *, file, operator_cert, source, doc_types, **_):
+        doc_types = doc_types or [EU_AGE_ATTESTATION]
+        try:
+            operator, listed = etsi_list_verify(_read(file), operator_certificates=_pem_certificates(operator_cert),
+                                                now=timezone.now(), doc_types=doc_types)
+        except TrustedListRejected as rejected:
+            raise CommandError(f"{file} rejected, nothing changed: {rejected}") from None
+        count = self._replace(source=f"etsi:{source}", issuers=[(i.certificate, i.doc_types) for i in listed],
+                              sandbox=False)
+        self.stdout.write(f"etsi:{source}: signature verified ({operator}); {count} anchor(s) loaded for "
+                          f"{', '.join(sorted(set(doc_types)))}")
 
     def _replace(self, **kwargs) -> int:
         try:

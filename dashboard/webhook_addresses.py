@@ -1,0 +1,59 @@
+"""The Webhooks page's address settings: a default notification address per mode, and "Send test webhook".
+
+A session created without `notification_url` sends its webhook to the default address of its mode.
+The test event (`webhook.test`) is signed with that mode's secret and logged like any delivery.
+"""
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError
+
+from sessions_api.api.serializers import StrictUrlField
+from sessions_api.models import Mode
+
+from . import selectors, services
+from .tenancy import current_tenant
+from .views import SECRET_MODES, _refuse_stale_form, _secret_mode, _shown_for_another_tenant, _url, actor_from
+
+_webhook_url = StrictUrlField(https_only=True, public_host=True)
+
+
+def _back(mode: str) -> HttpResponseRedirect:
+    return HttpResponseRedirect(f"{_url('webhooks')}#webhook-address-{mode}")
+
+
+@require_POST
+def webhook_address_save(request, site):
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "webhooks")
+    mode, url = _secret_mode(request.POST), request.POST.get("url", "").strip()
+    if url:
+        try:
+            url = _webhook_url.to_internal_value(url)
+        except ValidationError as error:
+            messages.error(request, f"The address was not saved: it {error.detail[0]}.")
+            return _back(mode)
+    services.dashboard_webhook_address_set(tenant=current_tenant(request), actor=actor_from(request), mode=mode,
+                                           url=url)
+    which = SECRET_MODES[mode].lower()
+    messages.success(request, f"Default address for {which}: {url}." if url else f"No default address for {which}.")
+    return _back(mode)
+
+
+@require_POST
+def webhook_test_send(request, site):
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "webhooks")
+    tenant, mode = current_tenant(request), _secret_mode(request.POST)
+    url = selectors.webhook_address(tenant=tenant, mode=mode)
+    if not url:
+        messages.error(request, "Set a default address first: the test webhook goes there.")
+    elif not tenant.webhooks_enabled:
+        messages.error(request, "Webhook sending is not enabled for your account, so no test webhook was sent. "
+                                "Ask AgeVerify support to switch it on.")
+    else:
+        delivery = services.dashboard_webhook_test_send(tenant=tenant, actor=actor_from(request), mode=mode, url=url)
+        mode_word = "test" if mode == Mode.TEST else "live"
+        messages.success(request, f"Test webhook {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
+                                  "Its attempts appear under Recent deliveries.")
+    return _back(mode)

@@ -108,8 +108,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
     # Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
-    # API's hot reads as prepared statements (Django leaves psycopg's preparation off by default).
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
+    # API's hot queries as prepared statements (Django leaves psycopg's preparation off by default).
+    # Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer before 1.21).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+        5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None)
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

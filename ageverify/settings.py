@@ -76,6 +76,8 @@ MIDDLEWARE = [
     # The flow's pages (and their error pages, CSRF failures included) in the user's language.
     "flow.language.FlowLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Outside the CSRF middleware, so an embedded flow's CSRF cookie is made cross-site too.
+    "flow.embedding.EmbeddedFlowMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -94,6 +96,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "flow.embedding.flow_channel",
             ],
         },
     },

@@ -228,3 +228,22 @@ def unauthenticated_request_refused(request) -> BucketState | None:
     state = bucket_take(f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND,
                         burst=settings.API_UNAUTHENTICATED_BURST)
     return state if state is not None and not state.allowed else None
+
+
+# Sessions created from browsers and apps with a publishable key (SDK mode): per key, and per client
+# address across all keys, so one page cannot mint sessions at the partner's expense.
+CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY = 5, 30
+CLIENT_CREATE_RATE_PER_ADDRESS, CLIENT_CREATE_BURST_PER_ADDRESS = 0.2, 10
+
+
+def client_session_creation_refused(request, publishable_key_id: int) -> BucketState | None:
+    """Take a token from the key's and the address's buckets; the refusing bucket's state, or None."""
+    for bucket, rate, burst in (
+        (f"pk:{publishable_key_id}", CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY),
+        (f"pk-address:{client_address(request) or 'unknown'}", CLIENT_CREATE_RATE_PER_ADDRESS,
+         CLIENT_CREATE_BURST_PER_ADDRESS),
+    ):
+        state = bucket_take(bucket, rate=rate, burst=burst)
+        if state is not None and not state.allowed:
+            return state
+    return None

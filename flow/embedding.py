@@ -67,22 +67,29 @@ def _embedded_headers(response, origins) -> None:
 def embed_frame(request):
     """The frame (or popup) document the SDK opens: nothing of a session until the parent sends `begin`.
 
-    For an origin the key does not allow, the page says only that (origin_not_allowed), to that claimed
-    origin alone: framing is allowed for it, so that the SDK hears why before it draws anything.
+    For an origin the key does not allow (or a key that does not exist), the page says only that
+    (origin_not_allowed, invalid_publishable_key), to that claimed origin alone: framing is allowed for
+    it, so that the SDK hears why before it draws anything.
     """
     language_from_link(request)  # the page itself speaks the SDK's `locale`; begin remembers it
     key = publishable_key_resolve(request.GET.get("key", ""))
     parent_origin = request.GET.get("origin", "")
     channel = request.GET.get("channel", "frame")
-    if key is None or channel not in FRAME_CHANNELS or not _is_origin(parent_origin):
+    if channel not in FRAME_CHANNELS or not _is_origin(parent_origin):
         return error_page(request, "embed_refused")
-    allowed = parent_origin in key.allowed_origins
+    allowed = key is not None and parent_origin in key.allowed_origins
+    if key is None:
+        refusal, detail = "invalid_publishable_key", ("This publishable key is unknown or has been revoked: copy a "
+                                                      "current one from the dashboard (SDK keys).")
+    elif not allowed:
+        refusal, detail = "origin_not_allowed", (f"The origin {parent_origin} is not allowed for this publishable key: "
+                                                 "add it to the key's allowed origins in the dashboard (SDK keys).")
+    else:
+        refusal, detail = "", ""
     response = flow_headers(render(request, "flow/embed.html", {
-        "parent_origin": parent_origin, "channel": channel, "publishable_key": key.key,
-        "locale": supported_language(request.GET.get("locale", "")) or "", "is_sandbox": key.mode == "test",
-        "refusal": "" if allowed else "origin_not_allowed",
-        "refusal_detail": "" if allowed else f"The origin {parent_origin} is not allowed for this publishable key: add "
-                                             "it to the key's allowed origins in the dashboard (SDK keys).",
+        "parent_origin": parent_origin, "channel": channel, "publishable_key": key.key if key else "",
+        "locale": supported_language(request.GET.get("locale", "")) or "",
+        "is_sandbox": key is not None and key.mode == "test", "refusal": refusal, "refusal_detail": detail,
     }))
     # The popup is a top-level window: nothing may frame it, but it must keep its opener to answer it.
     ancestors = [] if channel == "popup" else (key.allowed_origins if allowed else [parent_origin])

@@ -62,8 +62,12 @@ class _Claim:
 
 
 def _without_commit_wait() -> None:
-    """This transaction's commit does not wait for the disk (see the module's docstring for why that is safe)."""
-    if connection.vendor == "postgresql":
+    """This transaction's commit does not wait for the disk (see the module's docstring for why that is safe).
+
+    Only when it is a transaction of its own: inside a caller's transaction the setting would cover the
+    caller's writes too.
+    """
+    if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+import requests
 from ageverify_client import (
     AgeVerify,
     AuthenticationError,
@@ -18,6 +19,8 @@ from ageverify_client import (
     WebhookVerificationError,
     WebhookVerifier,
 )
+
+from tenants.services import publishable_key_generate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,7 +42,6 @@ def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, cel
     assert created.session_id.startswith("ses_") and created.status == "initiated"
     assert (created.subject, created.age_limit, created.mode) == ("user-42", 18, "test")
     assert created.verification_url.startswith(f"{service}/flow/start?") and created.session_token
-    assert created.client_secret is None or (isinstance(created.client_secret, str) and created.client_secret)
     assert created.expires_at > created.created_at
 
     # The user finishes in the hosted flow a moment later (the sandbox endpoint plays the user).
@@ -186,3 +188,23 @@ def test_a_digital_id_approval_reads_as_a_typed_age_credential(sandbox):
     assert (credential.kind, credential.value, credential.age_limit) == ("mdoc", True, 18)
     assert credential.claim and credential.doc_type and credential.verified_at.tzinfo is not None
     assert (credential.issuer.country, credential.issuer.trust_source) == ("UT", "sandbox")
+
+
+def test_the_client_secret_is_the_browser_s_hand_off_and_the_backend_confirms_with_get(service, tenant, sandbox):
+    """The partner backend creates; the page holds only client_secret (status, never the result); GET decides."""
+    shop = "https://shop.example"
+    pk = publishable_key_generate(tenant=tenant.tenant, mode="test", allowed_origins=[shop])
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    assert created.client_secret and created.client_secret != created.session_token
+    assert "clientSecret" not in sandbox.sessions.get(created.session_id).session.raw  # creation only
+
+    def browser_reads_status() -> dict:
+        response = requests.get(f"{service}/v1/client/session", params={"key": pk.key}, timeout=10,
+                                headers={"Origin": shop, "Authorization": f"Bearer {created.client_secret}"})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    assert browser_reads_status()["status"] == "initiated"
+    sandbox.sandbox.advance(created.session_id, "approved")
+    assert browser_reads_status()["status"] == "approved"  # the UI signal
+    assert sandbox.sessions.confirm(created.session_id, subject="user-42", age_limit=18, mode="test").approved

@@ -191,6 +191,8 @@ def send_document_with_head_turns(page, photo: dict, *, person: str = "astronaut
 
 def upload_document(page, photo: dict) -> None:
     expect(page.get_by_role("heading", name="Photograph your ID document")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
+    # The page's script shows the camera panel and folds the upload; clicking before it ran would be undone.
+    expect(page.locator("[data-document] [data-camera]")).to_be_visible()
     page.get_by_text("Upload a photo instead").click()  # the camera panel comes first; the upload is folded
     page.get_by_label("Photo of your document").set_input_files(photo)
     page.get_by_role("button", name="Send photo").click()

@@ -258,3 +258,42 @@ def test_the_sdks_locale_reaches_the_flow_in_the_frame(site, test_pk, partner, d
     expect(frame.get_by_role("heading", name="Bestätigen Sie Ihr Alter")).to_be_visible()
     frame.get_by_role("link", name="Ich stimme zu, weiter").click()  # the language cookie works in the frame too
     expect(frame.get_by_role("heading", name="Test mode: choose the outcome")).to_have_count(0)
+
+
+def test_the_modal_locks_scrolling_traps_focus_and_closes_on_escape(site, test_pk, partner, desktop):
+    created = partner.create_session()
+    desktop.goto(site.origin + "/")
+    start(desktop, test_pk, clientSecret=created["clientSecret"])
+    expect(desktop.frame_locator(FRAME).get_by_role("link", name="I agree, continue")).to_be_visible()
+    assert desktop.evaluate("document.documentElement.style.overflow") == "hidden"
+
+    close = desktop.get_by_role("button", name="Close the age verification")
+    close.focus()
+    desktop.keyboard.press("Tab")
+    assert desktop.evaluate("document.activeElement.tagName") == "IFRAME"  # focus stays in the dialog
+    close.focus()
+    desktop.keyboard.press("Shift+Tab")
+    assert desktop.evaluate("document.activeElement.tagName") == "IFRAME"
+    close.focus()
+    desktop.keyboard.press("Escape")
+
+    expect(desktop.get_by_role("dialog")).to_have_count(0)
+    log = wait_for_log(desktop, lambda log: "close" in log["events"])
+    assert "close" in log["events"] and log["completed"] is None
+    assert desktop.evaluate("document.documentElement.style.overflow") == ""
+
+
+def test_a_key_with_client_sessions_creates_the_session_from_the_page(onboarded, site, partner, desktop):
+    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin],
+                                   client_sessions_enabled=True, client_age_limit=16).key
+    desktop.goto(site.origin + "/")
+    start(desktop, key, session={"subject": "shopper-5"})
+    frame = desktop.frame_locator(FRAME)
+    frame.get_by_role("link", name="I agree, continue").click()
+    frame.get_by_role("button", name="Approve (age estimation)").click()
+
+    completed = wait_for_log(desktop, lambda log: log["completed"])["completed"]
+    # What the partner's backend must check before trusting a session made from a browser:
+    session = partner.get_session(completed["sessionId"])["session"]
+    assert (session["subject"], session["ageLimit"], session["mode"], session["status"]) == (
+        "shopper-5", 16, "test", "approved")

@@ -72,3 +72,12 @@ def test_the_web_flow_keeps_its_lax_cookie_and_refuses_framing(sandbox_api, sett
     start = client.get(created["verificationUrl"].removeprefix(settings.PUBLIC_BASE_URL))
     assert "SameSite=Lax" in start.cookies["av_flow"].output()
     assert "frame-ancestors 'none'" in client.get("/flow/")["Content-Security-Policy"]
+
+
+def test_an_unknown_or_revoked_key_is_reported_to_the_page_that_asked(pk):
+    from tenants.services import publishable_key_revoke
+
+    publishable_key_revoke(key=pk)
+    response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP})
+    assert 'data-refusal="invalid_publishable_key"' in response.content.decode()
+    assert "frame-ancestors https://shop.example;" in response["Content-Security-Policy"] + ";"

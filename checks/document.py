@@ -66,6 +66,20 @@ def read_document(image: bytes, *, today: datetime.date | None = None) -> Docume
     return Retake(MESSAGE_UNREADABLE)
 
 
+def read_document_sides(images: list[bytes], *, today: datetime.date | None = None) -> DocumentData | Retake:
+    """Read the machine-readable data from the pictures of one document (the front or data page first, then
+    the back if given): the back is read first, where ID cards and licences carry their MRZ or barcode;
+    the first reading whose checks pass wins, else the first reading, else the first retake."""
+    readings: list[DocumentData | Retake] = []
+    for image in reversed(images):
+        reading = read_document(image, today=today)
+        if isinstance(reading, DocumentData) and reading.checks_valid:
+            return reading
+        readings.append(reading)
+    documents = [reading for reading in readings if isinstance(reading, DocumentData)]
+    return documents[0] if documents else readings[0]
+
+
 def age_on(birthdate: datetime.date, day: datetime.date) -> int:
     """Age in full years on day. The birthday counts on the day itself; someone born on 29
     February turns a year older on 1 March in years without a 29 February."""

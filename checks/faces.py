@@ -36,6 +36,8 @@ _MEAN_FACE_POINTS = np.array(
 _MEAN_FACE_CROP_CENTRE = np.array([0.5252, 0.6216])
 _MEAN_FACE_CROP_SIDE = 1.0703
 
+IDENTITY_CHIP_SIZE = 150  # dlib's face descriptor was trained on 150x150 chips
+
 # A second face at least this fraction of the dominant face's area makes the picture ambiguous.
 COMPARABLE_FACE_AREA = 0.5
 # HOG detections scoring below this are ignored when others exist: frontal faces score ~1-2,
@@ -57,6 +59,9 @@ class Face:
     age_input: np.ndarray  # (112, 112, 3) uint8: face-api's square crop of the face (see above)
     image_size: tuple[int, int]  # width, height of the analysed image
     score: float  # the HOG detector's confidence: frontal faces score above 1, turned ones ~0.3
+    # (150, 150, 3) uint8: dlib's aligned chip for its face descriptor (checks.face_match); only
+    # made when asked for, since liveness and age estimation do not need it.
+    identity_chip: np.ndarray | None = None
 
     @property
     def area(self) -> int:
@@ -93,16 +98,22 @@ class FaceEngine:
         )
         self._lock = threading.Lock()
 
-    def faces(self, image: Image.Image, *, max_side: int = _DETECTION_MAX_SIDE) -> list[Face]:
-        """Detect faces, largest first, on a copy scaled to a size the HOG detector works well at."""
+    def faces(
+        self, image: Image.Image, *, max_side: int = _DETECTION_MAX_SIDE, identity_chips: bool = False
+    ) -> list[Face]:
+        """Detect faces, largest first, on a copy scaled to a size the HOG detector works well at.
+
+        `identity_chips` also cuts each face's chip for the face descriptor (checks.face_match).
+        """
         pixels = _analysis_pixels(image, max_side=max_side)
         with self._lock:
             rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
             boxes = [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles]
             extractions = self._frontend.extract(pixels, boxes) if boxes else []
+            chips = [self._identity_chip(pixels, e) for e in extractions] if identity_chips else []
         height, width = pixels.shape[:2]
         faces = []
-        for extraction, score in zip(extractions, scores):
+        for index, (extraction, score) in enumerate(zip(extractions, scores)):
             landmarks = np.asarray(extraction.landmarks, dtype=np.float64)
             faces.append(
                 Face(
@@ -112,9 +123,21 @@ class FaceEngine:
                     age_input=age_network_input(pixels, landmarks),
                     image_size=(width, height),
                     score=float(score),
+                    identity_chip=chips[index] if chips else None,
                 )
             )
         return sorted(faces, key=lambda face: face.area, reverse=True)
+
+    @staticmethod
+    def _identity_chip(pixels: np.ndarray, extraction) -> np.ndarray:
+        """dlib's 150x150 chip aligned on the 5 landmarks, padded by 25 %: what its ResNet descriptor expects."""
+        import dlib
+
+        left, top, right, bottom = (int(v) for v in extraction.rectangle)
+        shape = dlib.full_object_detection(
+            dlib.rectangle(left, top, right, bottom), [dlib.point(int(x), int(y)) for x, y in extraction.landmarks]
+        )
+        return np.asarray(dlib.get_face_chip(pixels, shape, size=IDENTITY_CHIP_SIZE, padding=0.25), dtype=np.uint8)
 
     def ages(self, age_inputs: list[np.ndarray]) -> np.ndarray:
         """The age network's estimate, in years, for each (112, 112, 3) uint8 face crop.

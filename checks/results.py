@@ -46,6 +46,14 @@ class DocumentData:
 
 
 @dataclass(frozen=True)
+class HolderMatch:
+    """How alike the live face and the document's portrait are (checks.face_match); a number, no template."""
+
+    score: float  # 0..1, higher is more alike
+    matched: bool  # score >= the threshold in force
+
+
+@dataclass(frozen=True)
 class AgeCredential:
     """What a verified wallet presentation proved about the age limit; nothing else of it is kept."""
 

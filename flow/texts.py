@@ -20,6 +20,7 @@ DENIAL_MESSAGES = {
     Reason.DOCUMENT_INVALID: _("We could not validate the document."),
     Reason.DOCUMENT_EXPIRED: _("The document has expired."),
     Reason.UNDERAGE_DOCUMENT: _("The document shows that you do not meet the minimum age."),
+    Reason.DOCUMENT_MISMATCH: _("The face in front of the camera did not match the photo on the document."),
     Reason.UNDERAGE_DIGITAL_ID: _("Your digital ID shows that you do not meet the minimum age."),
 }
 DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
@@ -55,6 +56,10 @@ SCRIPT_TEXTS = {
     "documentCheck": _("Is all the text sharp and readable? If not, take another."),
     "documentSending": _("Sending your photo…"),
     "documentPrepareFailed": _("The photo could not be prepared. Take another, or upload one below."),
+    "documentPreparing": _("Preparing your photo…"),
+    "documentBackOffer": _("Got it. If the lines of letters or the barcode are on the back, photograph the back too."),
+    "documentBackFrame": _("Now the back of the card, filling the frame, then take the photo."),
+    "documentThenHeadTurns": _("Photo ready. Now turn on the camera for the head turns, below."),
     # static/flow/digital_id.js
     "digitalIdUnavailable": _("A digital ID cannot be used for this verification any more. Please use another way."),
     "digitalIdPrepareFailed": _("The digital ID option could not be prepared. Please use another way."),

@@ -30,7 +30,12 @@ from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.return_urls import return_url
 from sessions_api.sandbox import sandbox_advance
-from sessions_api.selectors import session_face_path_on, session_get, session_retake_message
+from sessions_api.selectors import (
+    session_face_path_on,
+    session_get,
+    session_presence_required,
+    session_retake_message,
+)
 from sessions_api.state_machine import TransitionNotAllowed, session_cancel
 from sessions_api.submission import (
     CAUSE_FACE_PATH_OFF,
@@ -120,19 +125,29 @@ def consent(request, session):
     ))
 
 
-def _selfie_page(request, session, *, error=None, status=200):
+def _head_turns(session) -> dict:
+    """The head-turn capture's template context (flow/_head_turns.html) for the session's challenge."""
     steps = [{"index": index, "step": step, "instruction": INSTRUCTIONS.get(step, step),
               "field": f"frame_{index}_{step}"} for index, step in enumerate(session.liveness_challenge)]
+    return {"steps": steps, "challenge": ",".join(session.liveness_challenge)}
+
+
+def _head_turn_frames(request) -> tuple[list[str], list[list[bytes]]]:
+    challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
+    return challenge, [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
+
+
+def _selfie_page(request, session, *, error=None, status=200):
     return render(request, "flow/selfie.html", _context(
-        session, steps=steps, challenge=",".join(session.liveness_challenge), error=error,
+        session, **_head_turns(session), error=error,
         retake=None if error else session_retake_message(session),
         attempt=session.selfie_attempts + 1, max_attempts=MAX_ATTEMPTS,
+        presence=session_presence_required(session),
     ), status=status)
 
 
 def _selfie_submit(request, session):
-    challenge = [step for step in request.POST.get("challenge", "").split(",") if step]
-    frames_by_step = [read_files(request, f"frame_{index}_{step}") for index, step in enumerate(challenge)]
+    challenge, frames_by_step = _head_turn_frames(request)
     selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
 
 
@@ -186,10 +201,12 @@ def status(request, session):
 
 
 def _document_page(request, session, *, error=None, status=200):
+    presence = session_presence_required(session)
     return render(request, "flow/document.html", _context(
         session, error=error, retake=None if error else session_retake_message(session),
         attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
         after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0, **_with_digital_id(session),
+        presence=presence, **(_head_turns(session) if presence else {}),
     ), status=status)
 
 
@@ -197,12 +214,22 @@ def _document_submit(request, session):
     images = read_files(request, "document")
     if not images:
         raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
-    document_submit(session=session, image=images[0])
+    back = read_files(request, "document_back")
+    challenge, frames_by_step = _head_turn_frames(request)
+    document_submit(session=session, image=images[0], back=back[0] if back else None,
+                    challenge=challenge, frames_by_step=frames_by_step)
 
 
+def _document_prepare(session):
+    if session_presence_required(session):
+        selfie_challenge_issue(session=session)  # the head turns that come with the document
+    return None
+
+
+# The document's two sides and, under the presence policy, the head turns: as many pictures as a selfie.
 document = upload_step_view(UploadStep(
-    status=Status.REQUIRES_DOC, max_files=1, max_total_bytes=MAX_IMAGE_BYTES,
-    page=_document_page, submit=_document_submit,
+    status=Status.REQUIRES_DOC, max_files=2 + SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES,
+    page=_document_page, submit=_document_submit, prepare=_document_prepare,
 ))
 
 

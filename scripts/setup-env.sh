@@ -37,7 +37,17 @@ ensure_venv() {
     touch "$stamp"
   fi
   ensure_age_network
+  ensure_face_model
   ensure_translations
+}
+
+# The holder match's descriptor model comes inside a PyPI package; its sha256 is checked here at
+# setup time (and again before it is loaded), so a wrong file fails the install, not a user's session.
+ensure_face_model() {
+  if ! .venv/bin/python -m checks.face_match; then
+    echo "the face descriptor model failed its check: see the message above" >&2
+    return 1
+  fi
 }
 
 # axe-core (npm, pinned and integrity-checked) for the browser tests' accessibility checks. Needs npm.

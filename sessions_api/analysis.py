@@ -15,9 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from .age_assurance.policy import tenant_face_rule
-from .decision import Decision, decide_document, decide_selfie
+from .decision import MESSAGE_HEAD_TURNS_MISSING, Decision, Presence, decide_document, decide_selfie
 from .models import Status, VerificationSession
-from .selectors import SessionNotFound, session_get
+from .selectors import SessionNotFound, session_get, session_presence_required
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
 
 logger = logging.getLogger(__name__)
@@ -85,21 +85,41 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
     _apply(session, decision)
 
 
-def document_analyse(*, session_id: str, image: bytes) -> None:
-    """Read the document's machine-readable data and apply the decision."""
-    from checks.document import read_document
-    from checks.results import Retake
+def document_analyse(*, session_id: str, image: bytes, back: bytes | None = None,
+                     frames: list[tuple[str, bytes]] | None = None) -> None:
+    """Read the document's machine-readable data (the back first when given); under the presence policy,
+    check the head-turn capture that came with it and match its face with the document's portrait; decide."""
+    from checks.document import read_document_sides
+    from checks.results import DocumentData, Retake
 
     session = _session_to_analyse(session_id)
     if session is None:
         return
+    images = [image] + ([back] if back else [])
+    presence = None
     try:
-        document = read_document(image)
+        document = read_document_sides(images)
+        if session_presence_required(session) and isinstance(document, DocumentData) and document.checks_valid:
+            presence = _presence_check(images, frames or [], list(session.liveness_challenge))
     except Exception:
         logger.exception("document check failed on %s", session_id)
         document = Retake(MESSAGE_CHECK_FAILED)
     decision = decide_document(
         document, age_limit=session.age_limit, today=timezone.now().date(),
-        attempts_so_far=session.document_attempts,
+        attempts_so_far=session.document_attempts, presence=presence,
     )
     _apply(session, decision)
+
+
+def _presence_check(images: list[bytes], frames: list[tuple[str, bytes]], challenge: list[str]) -> Presence:
+    """The liveness of the capture sent with the document, then the holder match on its frontal frames."""
+    from checks.face_match import holder_match
+    from checks.liveness import check_liveness, frontal_frames
+    from checks.results import Retake
+
+    if not frames or not challenge:
+        return Presence(liveness=Retake(MESSAGE_HEAD_TURNS_MISSING), holder=None)
+    liveness = check_liveness(frames, challenge)
+    if isinstance(liveness, Retake) or not liveness.is_live:
+        return Presence(liveness=liveness, holder=None)
+    return Presence(liveness=liveness, holder=holder_match(frontal_frames(frames, challenge), images))

@@ -21,6 +21,7 @@ class Reason(models.TextChoices):
     DOCUMENT_INVALID = "document_invalid", "Document invalid"
     DOCUMENT_EXPIRED = "document_expired", "Document expired"
     UNDERAGE_DOCUMENT = "underage_document", "Underage (document)"
+    DOCUMENT_MISMATCH = "document_mismatch", "Document holder not matched"
     UNDERAGE_DIGITAL_ID = "underage_digital_id", "Underage (digital ID)"
     ATTEMPTS_EXCEEDED = "attempts_exceeded", "Attempts exceeded"
     CANCELLED = "cancelled", "Cancelled by the user"

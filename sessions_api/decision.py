@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_noop
 
 from checks.document import age_on
-from checks.results import AgeReading, DocumentData, Liveness, Retake
+from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
 
 from .age_assurance.policy import FaceRule
 from .models import Reason, Status
@@ -86,6 +86,34 @@ def _selfie_retake(message: str, last_attempt: bool) -> Decision:
     return Decision(Status.INITIATED, retake_message=message)
 
 
+MESSAGE_DOCUMENT_EXPIRED = gettext_noop(
+    "This document has expired. Take a picture of another document that is still valid, for example your "
+    "passport."
+)
+MESSAGE_DOCUMENT_UNREADABLE = gettext_noop(
+    "We could not read the machine-readable lines of your document correctly. Take a sharper picture, flat "
+    "and in good light, or use another document."
+)
+MESSAGE_HEAD_TURNS_MISSING = gettext_noop(
+    "Do the head turns as well, after the document: they show that the document's holder is here."
+)
+MESSAGE_HOLDER_MISMATCH = gettext_noop(
+    "The face in front of the camera does not look like the photo on the document. Use your own document, "
+    "and look straight at the camera in good light."
+)
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What the presence policy checked with the document: the head-turn capture and the holder match.
+
+    `liveness` and `holder` are None when that check could not run (no capture, liveness failed first).
+    """
+
+    liveness: Liveness | Retake | None
+    holder: HolderMatch | Retake | None
+
+
 def decide_document(
     document: DocumentData | Retake,
     *,
@@ -93,26 +121,55 @@ def decide_document(
     today: datetime.date,
     attempts_so_far: int,
     max_attempts: int = MAX_ATTEMPTS,
+    presence: Presence | None = None,
 ) -> Decision:
-    """Decide a document attempt; `today` is the decision date in UTC (CONTRACT 3)."""
+    """Decide a document attempt; `today` is the decision date in UTC (CONTRACT 3).
+
+    `presence` is given when the tenant's presence policy applies: the document then counts only with a
+    live capture of the same session whose face matches the document's portrait. Every failure but an
+    underage document asks again (another picture, another document) until the last attempt, which denies.
+    """
+    last_attempt = attempts_so_far + 1 >= max_attempts
+
+    def again(message: str, reason: str, results: Results | None = None) -> Decision:
+        if last_attempt:
+            return Decision(Status.DENIED, reason, results=results)
+        return Decision(Status.REQUIRES_DOC, retake_message=message)
+
     if isinstance(document, Retake):
-        if attempts_so_far + 1 >= max_attempts:
-            return Decision(Status.DENIED, Reason.ATTEMPTS_EXCEEDED)
-        return Decision(Status.REQUIRES_DOC, retake_message=document.message)
+        return again(document.message, Reason.ATTEMPTS_EXCEEDED)
     if not document.checks_valid:
         # Nothing read from a document whose check digits fail can be trusted, its birthdate included.
-        return Decision(Status.DENIED, Reason.DOCUMENT_INVALID)
+        return again(MESSAGE_DOCUMENT_UNREADABLE, Reason.DOCUMENT_INVALID)
     true_age = age_on(document.birthdate, today)
-    results = Results(
-        document={
-            "document_kind": document.kind,
-            "birthdate": document.birthdate,
-            "true_age": max(true_age, 0),
-            "expiry_date": document.expiry_date,
-        }
-    )
+    read = {
+        "document_kind": document.kind,
+        "birthdate": document.birthdate,
+        "true_age": max(true_age, 0),
+        "expiry_date": document.expiry_date,
+        "liveness_checked": False,
+        "holder_match_score": None,
+        "holder_match_passed": None,
+    }
     if document.expiry_date is not None and document.expiry_date < today:
-        return Decision(Status.DENIED, Reason.DOCUMENT_EXPIRED, results=results)
+        return again(MESSAGE_DOCUMENT_EXPIRED, Reason.DOCUMENT_EXPIRED, Results(document=read))
+    liveness = None
+    if presence is not None:
+        if presence.liveness is None or isinstance(presence.liveness, Retake):
+            message = presence.liveness.message if presence.liveness else MESSAGE_NOT_LIVE
+            return again(message, Reason.ATTEMPTS_EXCEEDED)
+        liveness = _liveness_result(presence.liveness)
+        if not presence.liveness.is_live:
+            return again(MESSAGE_NOT_LIVE, Reason.LIVENESS_FAILED, Results(liveness=liveness))
+        if presence.holder is None or isinstance(presence.holder, Retake):
+            message = presence.holder.message if presence.holder else MESSAGE_HOLDER_MISMATCH
+            return again(message, Reason.ATTEMPTS_EXCEEDED, Results(liveness=liveness))
+        read.update(liveness_checked=True, holder_match_score=float(presence.holder.score),
+                    holder_match_passed=bool(presence.holder.matched))
+        if not presence.holder.matched:
+            return again(MESSAGE_HOLDER_MISMATCH, Reason.DOCUMENT_MISMATCH,
+                         Results(liveness=liveness, document=read))
+    results = Results(liveness=liveness, document=read)
     if true_age >= age_limit:
         return Decision(Status.APPROVED, Reason.DOCUMENT, results=results)
     return Decision(Status.DENIED, Reason.UNDERAGE_DOCUMENT, results=results)

@@ -86,6 +86,11 @@ class DocumentResult(models.Model):
     birthdate = models.DateField()
     true_age = models.PositiveSmallIntegerField()
     expiry_date = models.DateField(null=True, blank=True)
+    # Whether a passed liveness capture of this session came with the document (the presence policy), and
+    # how alike the live face and the document's portrait were: a number only, never a face or a template.
+    liveness_checked = models.BooleanField(default=False)
+    holder_match_score = models.FloatField(null=True, blank=True)
+    holder_match_passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

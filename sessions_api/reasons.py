@@ -30,6 +30,11 @@ GUIDE: dict[str, ReasonGuide] = {
     Reason.UNDERAGE_DOCUMENT: ReasonGuide(
         Status.DENIED, "The document shows the user is younger than the age limit.",
         "Do not grant access; do not offer an immediate retry."),
+    Reason.DOCUMENT_MISMATCH: ReasonGuide(
+        Status.DENIED, "The live face did not match the portrait on the document (holder match), on the last "
+        "attempt.",
+        "Do not grant access; `validateDoc.holderMatch.score` shows how far off it was. Offer a new session "
+        "with the user's own document."),
     Reason.DIGITAL_ID: ReasonGuide(
         Status.APPROVED, "A wallet credential (EU age attestation or mobile driving licence) proved `age_over_NN` "
         "for the limit, verified offline against a trusted issuer.",

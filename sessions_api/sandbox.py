@@ -10,6 +10,7 @@ import math
 from django.db import transaction
 from django.utils import timezone
 
+from checks.face_match import MATCH_THRESHOLD
 from checks.results import AgeReading
 
 from .age_assurance.policy import FaceRule, tenant_face_rule
@@ -26,6 +27,8 @@ UNSURE_AGE_OFFSET = 1
 LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
 DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
 DOCUMENT_EXPIRED_DAYS_AGO = 30
+# Holder match scores (checks.face_match: 1 - descriptor distance) of the same person and of another.
+HOLDER_MATCH_SCORE, HOLDER_MISMATCH_SCORE = 0.72, 0.31
 
 
 class NotASandboxSession(Exception):
@@ -39,7 +42,8 @@ def _years_ago(today: datetime.date, years: int) -> datetime.date:
         return today.replace(year=today.year - years, day=28)
 
 
-def _document_result(age_limit: int, true_age: int) -> dict:
+def _document_result(age_limit: int, true_age: int, *, holder_score: float | None = HOLDER_MATCH_SCORE) -> dict:
+    """What a document read gives; `holder_score` None: read without a live capture (presence policy off)."""
     today = timezone.now().date()
     # 40 days past the birthday: the age is the same all day long in every time zone.
     birthdate = _years_ago(today, true_age) - datetime.timedelta(days=40)
@@ -48,7 +52,22 @@ def _document_result(age_limit: int, true_age: int) -> dict:
         "birthdate": birthdate,
         "true_age": true_age,
         "expiry_date": _years_ago(today, -5),
+        "liveness_checked": holder_score is not None,
+        "holder_match_score": holder_score,
+        "holder_match_passed": None if holder_score is None else holder_score >= MATCH_THRESHOLD,
     }
+
+
+def _document_results(session: VerificationSession, true_age: int, *, holder_score: float = HOLDER_MATCH_SCORE,
+                      **changes) -> Results:
+    """The document's results as the session's tenant policy gives them: with the live capture's liveness and
+    holder match under the presence policy, the document alone without it."""
+    # The tenant's policy as a live session would have it: sandbox sessions themselves run no check.
+    presence = session.tenant.document_presence_required
+    document = {**_document_result(session.age_limit, true_age, holder_score=holder_score if presence else None),
+                **changes}
+    liveness = {"is_live": True, "liveness_score": LIVE_SCORE} if presence else None
+    return Results(document=document, liveness=liveness)
 
 
 def _selfie_results(rule: FaceRule, estimated_age: float) -> Results:
@@ -70,7 +89,8 @@ def _approving_estimate(rule: FaceRule) -> float:
 REASONS_OF_TARGET = {
     Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID),
     Status.DENIED: (Reason.LIVENESS_FAILED, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
-                    Reason.UNDERAGE_DIGITAL_ID, Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED, Reason.EXPIRED),
+                    Reason.DOCUMENT_MISMATCH, Reason.UNDERAGE_DIGITAL_ID, Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED,
+                    Reason.EXPIRED),
 }
 # A wallet credential answers at either step, costs no attempt and leaves validateDoc null.
 DIGITAL_ID_REASONS = (Reason.DIGITAL_ID, Reason.UNDERAGE_DIGITAL_ID)
@@ -82,7 +102,8 @@ def _digital_id_result(session: VerificationSession, reason: str) -> Results:
         "value": reason == Reason.DIGITAL_ID, "issuer_country": "UT", "trust_source": "sandbox",
     })
 # Reasons only a document can give: a session on the selfie step is walked to the document step for them.
-DOCUMENT_REASONS = (Reason.DOCUMENT, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED)
+DOCUMENT_REASONS = (Reason.DOCUMENT, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
+                    Reason.DOCUMENT_MISMATCH)
 SELFIE_REASONS = (Reason.AGE_ESTIMATION, Reason.LIVENESS_FAILED)
 
 
@@ -91,16 +112,19 @@ def _document_decision(session: VerificationSession, to: str, reason: str) -> di
     counter = {"count_attempt": True}
     if to == Status.APPROVED:
         return {"to": to, "reason": Reason.DOCUMENT,
-                "results": Results(document=_document_result(limit, limit + DOCUMENT_ADULT_OFFSET)), **counter}
+                "results": _document_results(session, limit + DOCUMENT_ADULT_OFFSET), **counter}
     if reason == Reason.DOCUMENT_EXPIRED:
-        expired = {**_document_result(limit, limit + DOCUMENT_ADULT_OFFSET),
-                   "expiry_date": timezone.now().date() - datetime.timedelta(days=DOCUMENT_EXPIRED_DAYS_AGO)}
-        return {"to": to, "reason": reason, "results": Results(document=expired), **counter}
+        expired = Results(document={
+            **_document_result(limit, limit + DOCUMENT_ADULT_OFFSET, holder_score=None),
+            "expiry_date": timezone.now().date() - datetime.timedelta(days=DOCUMENT_EXPIRED_DAYS_AGO)})
+        return {"to": to, "reason": reason, "results": expired, **counter}
     if reason == Reason.DOCUMENT_INVALID:
         return {"to": to, "reason": reason, **counter}  # nothing read from an invalid document is kept
+    if reason == Reason.DOCUMENT_MISMATCH:
+        return {"to": to, "reason": reason, **counter, "results": _document_results(
+            session, limit + DOCUMENT_ADULT_OFFSET, holder_score=HOLDER_MISMATCH_SCORE)}
     true_age = max(limit + DOCUMENT_MINOR_OFFSET, 0)
-    return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT,
-            "results": Results(document=_document_result(limit, true_age)), **counter}
+    return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT, "results": _document_results(session, true_age), **counter}
 
 
 def _decision_step(session: VerificationSession, to: str, on_document: bool, reason: str = "") -> dict:

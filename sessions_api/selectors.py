@@ -12,6 +12,7 @@ from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule
+from .choices import Mode
 from .models import (
     AgeCredentialResult,
     AgeEstimationResult,
@@ -79,6 +80,9 @@ class LivenessRead:
 class DocumentRead:
     true_age: int
     birthdate: date
+    liveness_checked: bool
+    holder_match_score: float | None
+    holder_match_passed: bool | None
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,7 @@ def _session_read_sql() -> str:
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
-        f"d.id, d.true_age, d.birthdate, "
+        f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
         f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
         f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "
@@ -141,8 +145,8 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
     if row is None:
         raise SessionNotFound(session_id)
-    age_id, age, confidence, liveness_id, is_live, score, document_id, true_age, birthdate = row[12:21]
-    credential_id, *credential = row[21:]
+    age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
+    credential_id, *credential = row[24:]
     if row[1] in OPEN_STATUSES and row[6] <= timezone.now():  # status, expires_at
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
@@ -151,7 +155,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         *row[:12],  # in _SESSION_COLUMNS' order, SessionRead's first fields
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
-        document=DocumentRead(true_age, birthdate) if document_id is not None else None,
+        document=DocumentRead(*document) if document_id is not None else None,
         age_credential=AgeCredentialRead(*credential) if credential_id is not None else None,
     )
 
@@ -203,3 +207,9 @@ def sessions_list_for_tenant(
             return SessionPage(sessions=page[:limit], has_more=len(page) > limit)
         for session in due:  # rare (beat expires them every 30 s): finalize, then read the page again
             session_expire_if_due(session)
+
+
+def session_presence_required(session: VerificationSession) -> bool:
+    """Whether a document needs a passed head-turn capture of this session matching its portrait (tenant
+    policy, on by default; sandbox sessions run no checks)."""
+    return session.mode == Mode.LIVE and session.tenant.document_presence_required

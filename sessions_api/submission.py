@@ -29,7 +29,9 @@ from django.utils.translation import gettext_noop
 from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
 
 from .analysis import RETAKE_CAUSE_PREFIX
+from .decision import MESSAGE_HEAD_TURNS_MISSING
 from .models import Reason, Status, Step, VerificationSession
+from .selectors import session_presence_required
 from .state_machine import TransitionNotAllowed, session_transition
 from .tasks import document_analysis_queue, selfie_analysis_queue
 
@@ -66,11 +68,14 @@ class SubmissionRejected(Exception):
 
 
 def selfie_challenge_issue(*, session: VerificationSession) -> list[str]:
-    """A fresh head-turn challenge for the selfie page, stored on the session (not biometric data)."""
+    """A fresh head-turn challenge for the selfie page, or for the document page under the presence policy,
+    stored on the session (not biometric data)."""
     from checks.liveness import challenge_new
 
     challenge = challenge_new()
-    updated = VerificationSession.objects.filter(pk=session.pk, status=Status.INITIATED).update(
+    updated = VerificationSession.objects.filter(
+        pk=session.pk, status__in=(Status.INITIATED, Status.REQUIRES_DOC)
+    ).update(
         liveness_challenge=challenge, updated_at=timezone.now()
     )
     if updated:
@@ -121,20 +126,34 @@ def selfie_submit(*, session: VerificationSession, challenge: list[str], frames_
     `challenge` is the one the page showed; a page left open while another tab issued a new one
     is refused rather than judged against instructions the user never saw.
     """
+    frames = _challenge_frames(session, challenge, frames_by_step)
+    _check_headers([data for _, data in frames])
+    _submit(session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames), cause="selfie submitted")
+
+
+def _challenge_frames(session: VerificationSession, challenge: list[str],
+                      frames_by_step: list[list[bytes]]) -> list[tuple[str, bytes]]:
     if not session.liveness_challenge or list(challenge) != list(session.liveness_challenge):
         raise SubmissionRejected(MESSAGE_CHALLENGE_CHANGED, status_code=409)
     if len(frames_by_step) != len(challenge) or not all(frames_by_step):
         raise SubmissionRejected(MESSAGE_FRAMES_MISSING)
     if any(len(step_frames) > MAX_FRAMES_PER_STEP for step_frames in frames_by_step):
         raise SubmissionRejected(MESSAGE_TOO_MANY_FRAMES, status_code=413)
-    frames = [(step, data) for step, step_frames in zip(challenge, frames_by_step) for data in step_frames]
-    _check_headers([data for _, data in frames])
-    _submit(session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames), cause="selfie submitted")
+    return [(step, data) for step, step_frames in zip(challenge, frames_by_step) for data in step_frames]
 
 
-def document_submit(*, session: VerificationSession, image: bytes) -> None:
-    _check_headers([image])
-    _submit(session, Status.REQUIRES_DOC, lambda: document_analysis_queue(session.id, image), cause="document submitted")
+def document_submit(*, session: VerificationSession, image: bytes, back: bytes | None = None,
+                    challenge: list[str] | None = None, frames_by_step: list[list[bytes]] | None = None) -> None:
+    """Check the document's pictures (front or data page, and the back if given) and, under the presence
+    policy, the head-turn capture that must come with them; go to `processing` and queue the analysis."""
+    frames: list[tuple[str, bytes]] = []
+    if session_presence_required(session):
+        if not challenge or not any(frames_by_step or []):
+            raise SubmissionRejected(MESSAGE_HEAD_TURNS_MISSING)
+        frames = _challenge_frames(session, challenge, frames_by_step or [])
+    _check_headers([image, *([back] if back else []), *(data for _, data in frames)])
+    _submit(session, Status.REQUIRES_DOC, lambda: document_analysis_queue(session.id, image, back, frames),
+            cause="document submitted")
 
 
 def _submit(session: VerificationSession, from_status: str, publish, *, cause: str) -> None:

@@ -45,8 +45,12 @@ def selfie_analyse(session_id: str, frames: list[list[str]]) -> None:
 
 
 @shared_task(name="sessions_api.tasks.document_analyse")
-def document_analyse(session_id: str, image: str) -> None:
-    analysis.document_analyse(session_id=session_id, image=base64.b64decode(image))
+def document_analyse(session_id: str, image: str, back: str | None = None,
+                     frames: list[list[str]] | None = None) -> None:
+    analysis.document_analyse(
+        session_id=session_id, image=base64.b64decode(image), back=base64.b64decode(back) if back else None,
+        frames=[(step, base64.b64decode(data)) for step, data in frames or []],
+    )
 
 
 def _shown_as(session_id: str, pictures: int) -> dict:
@@ -62,6 +66,11 @@ def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> N
     )
 
 
-def document_analysis_queue(session_id: str, image: bytes) -> None:
-    document_analyse.apply_async(args=[session_id, _encode(image)], expires=ANALYSIS_TASK_EXPIRES,
-                                 **_shown_as(session_id, 1))
+def document_analysis_queue(session_id: str, image: bytes, back: bytes | None = None,
+                            frames: list[tuple[str, bytes]] | None = None) -> None:
+    frames = frames or []
+    document_analyse.apply_async(
+        args=[session_id, _encode(image), _encode(back) if back else None,
+              [[step, _encode(data)] for step, data in frames]],
+        expires=ANALYSIS_TASK_EXPIRES, **_shown_as(session_id, 1 + bool(back) + len(frames)),
+    )

@@ -65,6 +65,12 @@ class Tenant(models.Model):
         help_text="A face passes only when ageConfidence, the calibrated probability that the person is at "
                   f"least the age limit, reaches this too ({AGE_CONFIDENCE_FLOOR}: the policy's own floor).",
     )
+    document_presence_required = models.BooleanField(
+        default=True,
+        help_text="Live sessions: a document is accepted only with a passed head-turn (liveness) capture of the "
+                  "same session whose face matches the document's portrait. Off: a document alone can approve, "
+                  "and the result shows liveness null and livenessChecked false.",
+    )
     rate_limit_per_second = models.PositiveIntegerField(
         null=True, blank=True, help_text="Per API key; empty means the service default."
     )

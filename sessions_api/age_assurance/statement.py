@@ -31,7 +31,42 @@ def _years(value: float | None, signed: bool = False) -> str:
     return "n/a" if value is None else (f"{value:+.1f}" if signed else f"{value:.1f}")
 
 
-def statement_markdown(*, policy: dict, network: dict[str, str], report: Report, command: str, generated: str) -> str:
+def face_match_section(*, card: dict[str, str], lines: list[str], command: str) -> list[str]:
+    """The holder match's section: its model card and the evaluation command's own output, verbatim."""
+    return [
+        "## Holder match (document path)",
+        "",
+        "Under the presence policy (on by default for live sessions) a document is accepted only together with "
+        "a passed head-turn capture of the same session, and the live face must match the document's portrait "
+        "(the passport data page, or the front of an ID card or licence). A mismatch is a retake, and after the "
+        "last attempt a denial (`document_mismatch`). The score is stored, the portrait and the face descriptors "
+        "never.",
+        "",
+        f"- **Matcher:** {card['name']}.",
+        f"- **Installed from:** {card['package']}.",
+        f"- **Licences:** code: {card['code_licence']}; weights: {card['weights_licence']}.",
+        f"- **Training data:** {card['training_data']}.",
+        "",
+        f"Measured by `{command}` on photos of 41 people across years (a public ageing research set, research "
+        "use only, not shipped): genuine pairs are two photos of one person, impostor pairs two people. The "
+        "set is mostly children photographed years apart, the hardest case for a face matcher; the false "
+        "non-match rate of adults photographed a few years apart (a live face against a valid document) is "
+        "lower. Its output:",
+        "",
+        "```",
+        *lines,
+        "```",
+        "",
+        "What this means: at this threshold, an impostor holding someone else's document is matched in about "
+        "the false match rate of attempts (the `fmr` above), and a genuine holder whose document photo is years "
+        "old is often not matched: they are asked to retake, and may end with `document_mismatch`. Partners who "
+        "prefer fewer false refusals can read `validateDoc.holderMatch.score` and decide for themselves.",
+        "",
+    ]
+
+
+def statement_markdown(*, policy: dict, network: dict[str, str], report: Report, command: str, generated: str,
+                       face_match: list[str] | None = None) -> str:
     data = policy["data"]
     rule = policy["rule"]
     cal, held = data["calibration_half"], data["held_out_half"]
@@ -204,6 +239,7 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "- **`ageConfidence` depends on the age mix.** It is calibrated for the calibration data's ages "
         "(many young children); among older visitors the same estimate is, if anything, more likely adult.",
         "",
+        *(face_match or []),
         *digital_id_lines(),
         "## What is kept, and for how long",
         "",
@@ -222,6 +258,7 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "python manage.py calibrate_age_policy ../shared/data/faces-dev   # writes the policy file",
         f"{command}   # writes this file",
         "python manage.py evaluate_age ../shared/data/faces-dev --csv rows.csv   # the whole set, every image",
+        "python manage.py evaluate_face_match ../shared/data/faces-pairs --csv pairs.csv   # the holder match",
         "```",
         "",
         "Last line of the held-out evaluation:",

@@ -276,9 +276,21 @@ class LivenessOutputSerializer(serializers.Serializer):
         return round(result.liveness_score, 3)
 
 
+class HolderMatchOutputSerializer(serializers.Serializer):
+    score = serializers.FloatField(help_text="How alike the live face and the document's portrait are, 0..1.")
+    passed = serializers.BooleanField(help_text="Whether the score reached the calibrated threshold.")
+
+
 class ValidateDocOutputSerializer(serializers.Serializer):
     trueAge = serializers.IntegerField(source="true_age")
     birthdate = serializers.SerializerMethodField()
+    holderMatch = HolderMatchOutputSerializer(
+        allow_null=True,
+        help_text="The live face compared with the document's portrait; null when no live capture came with the "
+                  "document (the tenant's presence policy is off).")
+    livenessChecked = serializers.BooleanField(
+        help_text="Whether a passed liveness capture of this session came with the document. False: the "
+                  "document alone decided (presence policy off); check it before trusting the approval.")
 
     @extend_schema_field({"type": "string", "format": "date-time", "example": "2004-05-17T00:00:00.000Z"})
     def get_birthdate(self, result) -> str:
@@ -395,6 +407,11 @@ def session_read_representation(session) -> dict:
         "validateDoc": None if document is None else {
             "trueAge": document.true_age,
             "birthdate": f"{document.birthdate.isoformat()}T00:00:00.000Z",
+            "holderMatch": None if document.holder_match_score is None else {
+                "score": round(document.holder_match_score, 3),
+                "passed": bool(document.holder_match_passed),
+            },
+            "livenessChecked": document.liveness_checked,
         },
         "ageCredential": None if credential is None else {
             "kind": credential.kind,

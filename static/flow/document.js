@@ -1,4 +1,5 @@
-/* Document page: the rear camera, one still picture, checked by the user before it is sent. */
+/* Document page: the rear camera takes the front (or passport page), then the back if the user wants, each checked
+   by the user; sent at once, or by the head turns below it under the presence policy. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-document]");
@@ -7,7 +8,9 @@
   var panel = root.querySelector("[data-camera]");
   var form = root.querySelector("[data-document-form]");
   var fallback = root.querySelector("[data-fallback]");
-  var input = form.querySelector("input[type=file]");
+  var input = form.querySelector("input[name=document]");
+  var backInput = form.querySelector("input[name=document_back]");
+  var side = "front";  // the camera takes the front (or passport page), then the back if the user wants
   var video = panel.querySelector("[data-video]");
   var still = panel.querySelector("[data-still]");
   var status = panel.querySelector("[data-camera-status]");
@@ -15,7 +18,9 @@
     on: panel.querySelector("[data-camera-on]"),
     capture: panel.querySelector("[data-capture]"),
     use: panel.querySelector("[data-use]"),
-    retake: panel.querySelector("[data-retake]")
+    retake: panel.querySelector("[data-retake]"),
+    back: panel.querySelector("[data-back]"),
+    frontOnly: panel.querySelector("[data-front-only]")
   };
 
   function show(names) {
@@ -56,16 +61,48 @@
     status.textContent = AvText("documentFrame");
   });
 
+  function done() {
+    AvCamera.stop(video);
+    var turns = document.querySelector("[data-selfie]");
+    if (turns) {  // presence policy: the head turns come next and send the document with them
+      show([]);
+      status.textContent = AvText("documentThenHeadTurns");
+      turns.scrollIntoView();
+      return;
+    }
+    status.textContent = AvText("documentSending");
+    form.submit();
+  }
+
   buttons.use.addEventListener("click", function () {
     buttons.use.disabled = true;
-    status.textContent = AvText("documentSending");
+    status.textContent = AvText("documentPreparing");
     AvCamera.toJpeg(still, 0.92).then(function (blob) {
+      buttons.use.disabled = false;
+      if (side === "back") {
+        AvCamera.attach(backInput, [blob], "document_back");
+        done();
+        return;
+      }
       AvCamera.attach(input, [blob], "document");
-      AvCamera.stop(video);
-      form.submit();
+      if (!backInput) { done(); return; }
+      show(["back", "frontOnly"]);
+      buttons.back.focus();
+      status.textContent = AvText("documentBackOffer");
     }, function () {
       buttons.use.disabled = false;
       status.textContent = AvText("documentPrepareFailed");
     });
   });
+
+  buttons.back.addEventListener("click", function () {
+    side = "back";
+    still.hidden = true;
+    video.hidden = false;
+    show(["capture"]);
+    buttons.capture.focus();
+    status.textContent = AvText("documentBackFrame");
+  });
+
+  buttons.frontOnly.addEventListener("click", done);
 })();

@@ -1,4 +1,5 @@
-/* Selfie page: a live preview, then the head-turn challenge step by step, a few frames per step. */
+/* The head-turn capture (selfie page, and the document page under the presence policy): a live preview, then
+   the challenge step by step, a few frames per step, sent with the form around it. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-selfie]");
@@ -10,7 +11,7 @@
   var FRAME_WIDTH = 640;
 
   var panel = root.querySelector("[data-camera]");
-  var form = root.querySelector("[data-selfie-form]");
+  var form = root.closest("form");  // the selfie's form, or the document's that carries the head turns too
   var fallback = root.querySelector("[data-fallback]");
   var video = panel.querySelector("[data-video]");
   var instruction = panel.querySelector("[data-instruction]");

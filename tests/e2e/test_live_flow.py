@@ -27,16 +27,17 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import FAKE_CAMERA_ARGS, PHONE
 from tests.support.camera import SCRIPTED_CAMERA_JS, data_url, still_y4m
-from tests.support.documents import aamva_payload, encode, pdf417_card
-from tests.support.faces import astronaut_portrait, challenge_frames
+from tenants.models import Tenant
+from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td3_lines
+from tests.support.faces import PORTRAITS, astronaut_portrait, challenge_frames
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
 ANALYSIS_TIMEOUT_MS = 90_000  # the real models on a loaded 2-core machine, first load included
 RETAKE = "Please try again."
-# The pictures are taken and the form is being sent (or already left the selfie page).
-SENT_JS = ("location.pathname !== '/flow/selfie' || "
-           "/Sending/.test((document.querySelector('[data-camera-status]') || {}).textContent || '')")
+# The pictures are taken and the form is being sent (or already left the page of the capture).
+SENT_JS = ("location.pathname !== '{path}' || Array.from(document.querySelectorAll('[data-camera-status]'))"
+           ".some((status) => /Sending/.test(status.textContent))")
 
 
 def clocked_page(browser, init_script: str | None = None):
@@ -79,17 +80,18 @@ def return_urls(base_url: str) -> dict:
 
 
 @functools.lru_cache(maxsize=8)
-def turning_face(challenge: tuple[str, ...]) -> list[list[str]]:
-    """Data URLs of the astronaut turning her head as each step asks, three pictures per step."""
-    frames = challenge_frames(list(challenge), frames_per_step=3)
+def turning_face(challenge: tuple[str, ...], person: str = "astronaut") -> list[list[str]]:
+    """Data URLs of the person (tests.support.faces.PORTRAITS) turning their head as each step asks, three
+    pictures per step."""
+    frames = challenge_frames(list(challenge), frames_per_step=3, person=person)
     by_step = [frames[index * 3:(index + 1) * 3] for index in range(len(challenge))]
     assert [{label for label, _ in step_frames} for step_frames in by_step] == [{step} for step in challenge]
     return [[data_url(jpeg) for _, jpeg in step_frames] for step_frames in by_step]
 
 
-@functools.lru_cache(maxsize=1)
-def frontal_face() -> str:
-    portrait, _ = astronaut_portrait()
+@functools.lru_cache(maxsize=2)
+def frontal_face(person: str = "astronaut") -> str:
+    portrait, _ = PORTRAITS[person]()
     return data_url(encode(portrait))
 
 
@@ -101,21 +103,22 @@ def open_selfie_page(page, created: dict) -> list[str]:
     return page.locator("input[name=challenge]").input_value().split(",")
 
 
-def take_selfie(page, *, scripted: bool, screenshot=None, name: str = "") -> None:
+def take_selfie(page, *, scripted: bool, screenshot=None, name: str = "", path: str = "/flow/selfie",
+                camera_button: str = "Turn on the camera") -> None:
     """Turn the camera on, press Start and run the page's clock until the pictures are sent.
 
     With the scripted camera, each 100 ms of page time waits for the <video> to show the picture
     the camera drew last; 100 ms is below the page's 250 ms between pictures, so no picture can
     be taken from a frame the stream has not delivered yet.
     """
-    page.get_by_role("button", name="Turn on the camera").click()
+    page.get_by_role("button", name=camera_button).click()
     expect(page.get_by_role("button", name="Start")).to_be_visible()
     page.clock.pause_at(page.evaluate("Date.now()") / 1000 + 1)  # seconds, a little ahead
     page.get_by_role("button", name="Start").click()
     deadline = time.monotonic() + 60
-    while not pictures_sent(page):
+    while not pictures_sent(page, path):
         if scripted:
-            wait_for_camera(page)
+            wait_for_camera(page, path)
         assert time.monotonic() < deadline, "the selfie page never sent its pictures"
         page.clock.run_for(100)
         if screenshot and page.get_by_text("Step 1 of").is_visible():
@@ -125,18 +128,19 @@ def take_selfie(page, *, scripted: bool, screenshot=None, name: str = "") -> Non
     page.wait_for_url(re.compile(r"/flow/progress$"))
 
 
-def pictures_sent(page) -> bool:
+def pictures_sent(page, path: str = "/flow/selfie") -> bool:
     try:
-        return page.evaluate(SENT_JS)
+        return page.evaluate(SENT_JS.format(path=path))
     except PlaywrightError as error:  # the form was sent while we asked: the page is navigating
         if "context was destroyed" in str(error):
             return True
         raise
 
 
-def wait_for_camera(page) -> None:
+def wait_for_camera(page, path: str = "/flow/selfie") -> None:
     try:
-        page.wait_for_function(f"({SENT_JS}) || window.__fakeCamera.state().showing", timeout=10_000)
+        page.wait_for_function(f"({SENT_JS.format(path=path)}) || window.__fakeCamera.state().showing",
+                               timeout=10_000)
     except PlaywrightError as error:
         if "context was destroyed" not in str(error):
             raise
@@ -162,8 +166,33 @@ def years_ago(years: int) -> datetime.date:
     return today.replace(year=today.year - years)
 
 
+def passport_page(birthdate: datetime.date, *, expiry: datetime.date | None = None,
+                  person: str = "astronaut") -> dict:
+    """A passport data page (TD3 MRZ) whose portrait is `person` (tests.support.faces.PORTRAITS)."""
+    expiry = expiry or datetime.date(2035, 1, 1)
+    lines = td3_lines(birth=birthdate.strftime("%y%m%d"), expiry=expiry.strftime("%y%m%d"))
+    return {"name": "passport.jpg", "mimeType": "image/jpeg",
+            "buffer": encode(mrz_card(lines, portrait=PORTRAITS[person]()[0]))}
+
+
+def send_document_with_head_turns(page, photo: dict, *, person: str = "astronaut", screenshot=None,
+                                  name: str = "") -> None:
+    """The document page under the presence policy: the document's photo, then the head turns of `person`
+    in front of the scripted camera, which send both."""
+    expect(page.get_by_role("heading", name="Photograph your ID document")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
+    page.get_by_text("Upload a photo instead").click()
+    page.get_by_label("Photo of your document").set_input_files(photo)
+    challenge = tuple(page.locator("input[name=challenge]").input_value().split(","))
+    page.evaluate("([preview, steps]) => window.__fakeCamera.load(preview, steps)",
+                  [frontal_face(person), turning_face(challenge, person)])
+    take_selfie(page, scripted=True, path="/flow/document", camera_button="Turn on the camera for the head turns",
+                screenshot=screenshot, name=name)
+
+
 def upload_document(page, photo: dict) -> None:
     expect(page.get_by_role("heading", name="Photograph your ID document")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
+    # The page's script shows the camera panel and folds the upload; clicking before it ran would be undone.
+    expect(page.locator("[data-document] [data-camera]")).to_be_visible()
     page.get_by_text("Upload a photo instead").click()  # the camera panel comes first; the upload is folded
     page.get_by_label("Photo of your document").set_input_files(photo)
     page.get_by_role("button", name="Send photo").click()
@@ -236,18 +265,22 @@ def test_a_face_below_the_policy_threshold_leads_to_a_document_that_approves(
     expect(page.get_by_text("Your selfie did not show clearly enough")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     assert live_partner.get_session(created["sessionId"])["session"]["status"] == "requires_doc"
     screenshot(page, "live-06-document-after-selfie")
-    upload_document(page, document_photo(years_ago(30)))
+    # The presence policy (on by default): the document, then the head turns again, in one go.
+    send_document_with_head_turns(page, passport_page(years_ago(30)))
 
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
-    assert body["validateDoc"] == {"trueAge": 30, "birthdate": years_ago(30).isoformat() + "T00:00:00.000Z"}
+    assert body["validateDoc"]["trueAge"] == 30
+    assert body["validateDoc"]["birthdate"] == years_ago(30).isoformat() + "T00:00:00.000Z"
+    assert body["validateDoc"]["livenessChecked"] is True and body["validateDoc"]["holderMatch"]["passed"] is True
     # The selfie's results stay: live, and an estimate under the threshold.
     assert body["liveness"]["isLive"] is True and body["ageEstimation"]["estimatedAge"] < 90
 
 
-def test_a_user_without_a_camera_is_denied_by_an_underage_document(
-        live_partner, live_base_url, page, screenshot, celery_worker):
+def test_without_the_presence_policy_a_user_without_a_camera_is_denied_by_an_underage_document(
+        live_partner, live_base_url, page, screenshot, celery_worker, onboarded):
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(document_presence_required=False)
     created = live_partner.create_session(subject="minor-1", age_limit=18, **return_urls(live_base_url))
     open_selfie_page(page, created)
     page.get_by_role("button", name="Use an ID document instead").click()
@@ -259,5 +292,6 @@ def test_a_user_without_a_camera_is_denied_by_an_underage_document(
     screenshot(page, "live-07-underage-document-denied")
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
-    assert body["validateDoc"] == {"trueAge": 17, "birthdate": years_ago(17).isoformat() + "T00:00:00.000Z"}
+    assert body["validateDoc"] == {"trueAge": 17, "birthdate": years_ago(17).isoformat() + "T00:00:00.000Z",
+                                   "holderMatch": None, "livenessChecked": False}
     assert body["ageEstimation"] is None and body["liveness"] is None

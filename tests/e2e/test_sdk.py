@@ -17,6 +17,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from sessions_api.models import VerificationSession
+from tenants.models import Tenant
 from tenants.services import publishable_key_generate
 from tests.e2e.test_live_flow import document_photo, upload_document, years_ago, ANALYSIS_TIMEOUT_MS
 from tests.support.partner_site import partner_site
@@ -120,6 +121,9 @@ def test_a_page_on_an_origin_not_allowed_gets_origin_not_allowed_before_anything
 
 def test_inline_flow_completes_with_the_camera_in_the_frame_and_a_document(
         site, live_pk, live_partner, desktop, celery_worker):
+    # The frame is what this tests: the document alone decides here (the tenant's presence policy is off;
+    # the head turns that policy adds are tested in tests/e2e/test_document_presence.py).
+    Tenant.objects.update(document_presence_required=False)
     created = live_partner.create_session(subject="adult-1", age_limit=18)
     desktop.goto(site.origin + "/")
     start(desktop, live_pk, clientSecret=created["clientSecret"], mount="#inline")

@@ -17,7 +17,7 @@ from tests.support.flow import open_flow, start_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose MESSAGE_* constants are shown to the user by the flow (as stored or raised English text).
-USER_MESSAGE_MODULES = ("checks.age", "checks.images", "checks.liveness", "checks.document",
+USER_MESSAGE_MODULES = ("checks.age", "checks.images", "checks.liveness", "checks.document", "checks.face_match",
                         "sessions_api.decision", "sessions_api.submission", "flow.uploads", "flow.texts",
                         "sessions_api.digital_id", "flow.digital_id")
 

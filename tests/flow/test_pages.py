@@ -6,6 +6,7 @@ from django.test import Client
 
 from sessions_api.models import SessionEvent
 from sessions_api.state_machine import session_transition
+from tenants.models import Tenant
 from tests.factories import session_past_expiry
 from tests.support.flow import open_flow
 
@@ -169,7 +170,18 @@ def test_no_camera_leads_to_the_document_step(live_visitor):
     assert live_visitor.session.status == "requires_doc"
     assert live_visitor.session.selfie_attempts == 0
     page = live_visitor.client.get("/flow/document").content.decode()
-    assert "photo page of your passport" in page and "back of your driving licence" in page
+    assert "photo page of your passport" in page and "<strong>driving licence</strong>: the front" in page
+    # The presence policy (on by default): the head turns come with the document, on the same page.
+    challenge = live_visitor.session.liveness_challenge
+    assert len(challenge) == 4 and f'name="frame_3_{challenge[3]}"' in page and "Then: turn your head" in page
+
+
+def test_with_the_presence_policy_off_the_document_page_asks_for_the_document_only(live_visitor):
+    Tenant.objects.update(document_presence_required=False)
+    live_visitor.client.post("/flow/no-camera")
+
+    page = live_visitor.client.get("/flow/document").content.decode()
+    assert "back of your driving licence" in page and 'name="challenge"' not in page
 
 
 def test_an_expired_session_shows_the_expired_result(live_visitor):

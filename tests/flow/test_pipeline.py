@@ -17,9 +17,10 @@ from PIL import Image
 
 from sessions_api.models import SessionEvent
 from tests.factories import session_past_expiry
-from tests.support.documents import aamva_payload, encode, pdf417_card
-from tests.support.faces import challenge_frames, still_frames
-from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_selfie
+from tenants.models import Tenant
+from tests.support.documents import aamva_payload, encode, licence_front, pdf417_card
+from tests.support.faces import astronaut_portrait, challenge_frames, still_frames
+from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_document_with_head_turns, post_selfie
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
@@ -137,21 +138,25 @@ def test_a_face_estimated_below_the_policy_threshold_needs_a_document_which_then
     assert analysed(visitor).status == "requires_doc", SessionEvent.objects.filter(
         session_id=visitor.session_id).last().cause
     assert visitor.client.get("/flow/status").json()["next"] == "/flow/document"
-    photo = document_photo(years_ago(30))
-    visitor.client.post("/flow/document", {"document": SimpleUploadedFile("dl.jpg", photo, "image/jpeg")})
+    # A driving licence: its front with the holder's portrait, its back with the barcode; and the head turns.
+    front, photo = encode(licence_front(astronaut_portrait()[0])), document_photo(years_ago(30))
+    post_document_with_head_turns(visitor, front, challenge_frames, back=photo)
     session = analysed(visitor)
 
     body = api.get(f"/v1/sessions/{visitor.session_id}").json()
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
     assert body["validateDoc"]["trueAge"] == 30
     assert body["validateDoc"]["birthdate"] == years_ago(30).isoformat() + "T00:00:00.000Z"
+    assert body["validateDoc"]["livenessChecked"] is True and body["validateDoc"]["holderMatch"]["passed"] is True
+    assert body["liveness"]["isLive"] is True
     assert 0.0 <= body["ageEstimation"]["ageConfidence"] <= 1.0 and body["ageEstimation"]["estimatedAge"] < 90
     assert session.document_attempts == 1
-    assert not broker_holds(base64.b64encode(photo)[:4000])
+    assert not broker_holds(base64.b64encode(photo)[:4000]) and not broker_holds(base64.b64encode(front)[:4000])
     assert image_files(image_dirs) == []
 
 
-def test_an_underage_document_denies(api, celery_worker):
+def test_with_the_presence_policy_off_an_underage_document_alone_denies(api, onboarded, celery_worker):
+    Tenant.objects.update(document_presence_required=False)  # the onboarded tenant
     visitor = open_flow(api, age_limit=18)
     visitor.client.post("/flow/no-camera")
 
@@ -161,6 +166,8 @@ def test_an_underage_document_denies(api, celery_worker):
     body = api.get(f"/v1/sessions/{analysed(visitor).id}").json()
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
     assert body["validateDoc"]["trueAge"] == 17
+    assert (body["validateDoc"]["livenessChecked"], body["validateDoc"]["holderMatch"], body["liveness"]) == (
+        False, None, None)
 
 
 def test_an_unreadable_document_is_retaken_with_its_message(api, celery_worker, image_dirs):
@@ -168,7 +175,7 @@ def test_an_unreadable_document_is_retaken_with_its_message(api, celery_worker, 
     visitor.client.post("/flow/no-camera")
 
     blank = encode(Image.new("RGB", (900, 600), (235, 235, 230)))
-    visitor.client.post("/flow/document", {"document": SimpleUploadedFile("id.jpg", blank, "image/jpeg")})
+    post_document_with_head_turns(visitor, blank, challenge_frames)
     session = analysed(visitor)
 
     assert (session.status, session.document_attempts) == ("requires_doc", 1)

@@ -171,3 +171,19 @@ def _held_out_count(folder: Path) -> int:
     from sessions_api.age_assurance.calibration import split_half
 
     return sum(split_half(path.name) == "held_out" for path in folder.iterdir())
+
+
+def test_age_statement_prints_the_holder_match_section_from_evaluate_face_match(sample, tmp_path):
+    from tests.sessions_api.test_face_match_command import photos_of_two_people
+
+    (tmp_path / "pairs").mkdir()
+    pairs = photos_of_two_people(tmp_path / "pairs", names=[("001A30.jpg", "001A35.jpg"), ("002A60.jpg", "002A75.jpg")])
+    output = tmp_path / "age-assurance.md"
+    run("age_statement", sample, "--output", output, "--face-pairs", pairs)
+
+    text = output.read_text()
+    printed = run("evaluate_face_match", pairs)
+    assert "## Holder match (document path)" in text and "public domain (CC0 1.0" in text
+    # The command's own lines, not numbers typed into the statement; the latency varies between runs.
+    assert printed[-1].rsplit(" latency_ms=", 1)[0] in text
+    assert all(line in text for line in printed if "latency" not in line)

@@ -3,9 +3,9 @@ import datetime
 
 import pytest
 
-from checks.results import AgeReading, DocumentData, Liveness, Retake
+from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
 from sessions_api.age_assurance.policy import FaceRule, LimitPolicy
-from sessions_api.decision import decide_document, decide_selfie
+from sessions_api.decision import Presence, decide_document, decide_selfie
 
 LIVE = Liveness(is_live=True, liveness_score=0.93)
 NOT_LIVE = Liveness(is_live=False, liveness_score=0.21)
@@ -131,6 +131,9 @@ def test_document_holder_exactly_age_limit_today_is_approved_by_document():
         "birthdate": datetime.date(2008, 11, 22),
         "true_age": 18,
         "expiry_date": datetime.date(2030, 1, 1),
+        "liveness_checked": False,
+        "holder_match_score": None,
+        "holder_match_passed": None,
     }
 
 
@@ -141,29 +144,81 @@ def test_document_holder_one_day_short_of_age_limit_is_denied_underage():
     assert decision.results.document["true_age"] == 17
 
 
-def test_document_expiring_today_is_still_valid_and_expired_yesterday_is_denied():
+def test_document_expiring_today_is_still_valid_and_expired_yesterday_asks_for_another_then_denies():
     adult = datetime.date(1990, 5, 1)
 
     assert document(passport(adult, expiry=TODAY)).to_status == "approved"
-    expired = document(passport(adult, expiry=TODAY - datetime.timedelta(days=1)))
-    assert (expired.to_status, expired.reason) == ("denied", "document_expired")
+    yesterday = passport(adult, expiry=TODAY - datetime.timedelta(days=1))
+    first = document(yesterday)
+    assert first.to_status == "requires_doc" and "expired" in first.retake_message and first.results is None
+    last = document(yesterday, attempts_so_far=2)
+    assert (last.to_status, last.reason) == ("denied", "document_expired")
+    assert last.results.document["expiry_date"] == TODAY - datetime.timedelta(days=1)
 
 
 def test_document_without_expiry_date_is_judged_on_age():
     assert document(passport(datetime.date(1990, 5, 1), expiry=None)).reason == "document"
 
 
-def test_document_failing_its_check_digits_is_denied_invalid_and_stores_nothing_read_from_it():
-    decision = document(passport(datetime.date(1990, 5, 1), valid=False))
+def test_document_failing_its_check_digits_is_retaken_then_denied_invalid_storing_nothing_read_from_it():
+    data = passport(datetime.date(1990, 5, 1), valid=False)
 
-    assert (decision.to_status, decision.reason) == ("denied", "document_invalid")
-    assert decision.results is None
+    first = document(data)
+    assert first.to_status == "requires_doc" and "machine-readable lines" in first.retake_message
+    last = document(data, attempts_so_far=2)
+    assert (last.to_status, last.reason) == ("denied", "document_invalid")
+    assert last.results is None
 
 
-def test_invalid_document_is_denied_even_when_also_expired():
+def test_invalid_document_is_denied_invalid_even_when_also_expired():
     data = passport(datetime.date(1990, 5, 1), expiry=datetime.date(2000, 1, 1), valid=False)
 
-    assert document(data).reason == "document_invalid"
+    assert document(data, attempts_so_far=2).reason == "document_invalid"
+
+
+LIVE_CAPTURE = Liveness(is_live=True, liveness_score=0.8)
+
+
+def with_presence(data, liveness=LIVE_CAPTURE, holder=HolderMatch(score=0.7, matched=True), **options):
+    return decide_document(data, age_limit=18, today=TODAY, attempts_so_far=options.pop("attempts_so_far", 0),
+                           presence=Presence(liveness=liveness, holder=holder), **options)
+
+
+def test_under_the_presence_policy_a_matching_live_face_approves_and_both_checks_are_stored():
+    decision = with_presence(passport(datetime.date(1990, 5, 1)))
+
+    assert (decision.to_status, decision.reason) == ("approved", "document")
+    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.8}
+    assert decision.results.document["liveness_checked"] is True
+    assert (decision.results.document["holder_match_score"], decision.results.document["holder_match_passed"]) == (
+        0.7, True)
+
+
+def test_a_face_that_does_not_match_the_portrait_is_retaken_then_denied_as_document_mismatch():
+    adult, other = passport(datetime.date(1990, 5, 1)), HolderMatch(score=0.3, matched=False)
+
+    first = with_presence(adult, holder=other)
+    assert first.to_status == "requires_doc" and "does not look like the photo" in first.retake_message
+    last = with_presence(adult, holder=other, attempts_so_far=2)
+    assert (last.to_status, last.reason) == ("denied", "document_mismatch")
+    assert (last.results.document["holder_match_score"], last.results.document["holder_match_passed"]) == (0.3, False)
+
+
+def test_a_capture_that_is_not_live_is_retaken_then_denied_as_liveness_failed():
+    not_live = Liveness(is_live=False, liveness_score=0.2)
+
+    assert with_presence(passport(datetime.date(1990, 5, 1)), liveness=not_live).to_status == "requires_doc"
+    last = with_presence(passport(datetime.date(1990, 5, 1)), liveness=not_live, attempts_so_far=2)
+    assert (last.to_status, last.reason) == ("denied", "liveness_failed")
+    assert last.results.document is None  # the document is not accepted without its holder
+
+
+def test_a_document_without_a_findable_portrait_is_a_retake_not_a_mismatch():
+    decision = with_presence(passport(datetime.date(1990, 5, 1)), holder=Retake("No photo on it."))
+
+    assert (decision.to_status, decision.retake_message) == ("requires_doc", "No photo on it.")
+    assert with_presence(passport(datetime.date(1990, 5, 1)), holder=Retake("x"), attempts_so_far=2).reason == (
+        "attempts_exceeded")
 
 
 @pytest.mark.parametrize("attempts_so_far", [0, 1])

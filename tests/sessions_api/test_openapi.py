@@ -132,7 +132,8 @@ def test_the_spec_types_of_the_result_fields_are_documented(schema):
     assert types == {
         "ageEstimation": {"ageLimit": "integer", "estimatedAge": "number", "ageConfidence": "number"},
         "liveness": {"isLive": "boolean", "livenessScore": "number"},
-        "validateDoc": {"trueAge": "integer", "birthdate": "string"},
+        "validateDoc": {"trueAge": "integer", "birthdate": "string", "holderMatch": "object",
+                        "livenessChecked": "boolean"},
     }
 
 

@@ -40,7 +40,26 @@ def open_flow(api, client: Client | None = None, **fields) -> Visitor:
 
 def post_selfie(visitor, frames_for, frames_per_step=3):
     """Show the selfie page (which issues the challenge), then send the frames made for that challenge."""
-    visitor.client.get("/flow/selfie")
+    form, frames = _head_turns(visitor, "/flow/selfie", frames_for, frames_per_step)
+    response = visitor.client.post("/flow/selfie", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
+def post_document_with_head_turns(visitor, document: bytes, frames_for, frames_per_step=3, back: bytes | None = None):
+    """Show the document page (which, under the presence policy, issues a challenge), then send the document's
+    picture(s) and the frames made for that challenge, as the page's one form does."""
+    form, frames = _head_turns(visitor, "/flow/document", frames_for, frames_per_step)
+    form["document"] = SimpleUploadedFile("document.jpg", document, content_type="image/jpeg")
+    if back is not None:
+        form["document_back"] = SimpleUploadedFile("back.jpg", back, content_type="image/jpeg")
+    response = visitor.client.post("/flow/document", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
+def _head_turns(visitor, page: str, frames_for, frames_per_step: int) -> tuple[dict, list]:
+    visitor.client.get(page)
     challenge = visitor.session.liveness_challenge
     frames = frames_for(challenge)
     form = {"challenge": ",".join(challenge)}
@@ -50,9 +69,7 @@ def post_selfie(visitor, frames_for, frames_per_step=3):
         form[f"frame_{index}_{step}"] = [
             SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
         ]
-    response = visitor.client.post("/flow/selfie", form)
-    assert response.status_code == 303, response.content.decode()
-    return frames
+    return form, frames
 
 
 def analysed(visitor) -> VerificationSession:

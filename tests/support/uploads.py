@@ -37,14 +37,22 @@ def upload(name: str, data: bytes, content_type="image/jpeg"):
     return SimpleUploadedFile(name, data, content_type=content_type)
 
 
-def post_document(visitor, data: bytes, name="passport.jpg"):
-    return visitor.client.post("/flow/document", {"document": upload(name, data)})
+def post_document(visitor, data: bytes, name="passport.jpg", *, head_turns: bool = True):
+    """The document page's form: the document and, as the presence policy asks, the head turns (blank frames)."""
+    form = head_turns_form(visitor, page="/flow/document") if head_turns else {}
+    return visitor.client.post("/flow/document", {**form, "document": upload(name, data)})
 
 
-def selfie_form(visitor, frames_per_step=3, *, data_for=lambda index, step: jpeg()) -> dict:
-    visitor.client.get("/flow/selfie")
+def head_turns_form(visitor, frames_per_step=3, *, page: str = "/flow/selfie",
+                    data_for=lambda index, step: jpeg()) -> dict:
+    """The head-turn fields of the page's form, for the challenge that showing the page issued."""
+    visitor.client.get(page)
     challenge = visitor.session.liveness_challenge
     form = {"challenge": ",".join(challenge)}
     for index, step in enumerate(challenge):
         form[f"frame_{index}_{step}"] = [upload(f"{step}-{n}.jpg", data_for(index, step)) for n in range(frames_per_step)]
     return form
+
+
+def selfie_form(visitor, frames_per_step=3, *, data_for=lambda index, step: jpeg()) -> dict:
+    return head_turns_form(visitor, frames_per_step, data_for=data_for)

@@ -7,6 +7,7 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_api.analysis import document_analyse
+from tenants.models import Tenant
 from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
 from sessions_api.submission import document_path_choose
@@ -28,6 +29,8 @@ def _underage_document() -> bytes:
 
 def _by_document_decision(api, sandbox_api, session_id, verification_url):
     session = VerificationSession.objects.get(pk=session_id)
+    # The document alone decides here (no head turns to send): the tenant's presence policy is off.
+    Tenant.objects.filter(pk=session.tenant_id).update(document_presence_required=False)
     document_path_choose(session=session)
     session_transition(session_id=session_id, to="processing", expected_from=("requires_doc",), cause="document submitted")
     document_analyse(session_id=session_id, image=_underage_document())  # what the worker runs

@@ -1,17 +1,20 @@
 """`manage.py age_statement DIR [--output docs/age-assurance.md]`: write the published statement from measured numbers."""
 import datetime
+import io
 import sys
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from checks.age import age_network_card
+from checks.face_match import model_card
 from sessions_api.age_assurance.calibration import split_half
 from sessions_api.age_assurance.evaluation import DEFAULT_LIMITS, evaluate, summarise
 from sessions_api.age_assurance.labels import LabelsInvalid, labelled_folder
 from sessions_api.age_assurance.policy import age_policy
-from sessions_api.age_assurance.statement import statement_markdown
+from sessions_api.age_assurance.statement import face_match_section, statement_markdown
 
 DEFAULT_OUTPUT = Path(settings.BASE_DIR) / "docs" / "age-assurance.md"
 
@@ -24,8 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("directory", help="the calibration data the policy was fitted on (its held-out half is used)")
         parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
         parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
+        parser.add_argument("--face-pairs", dest="face_pairs",
+                            help="photos of people across years: adds the holder match's section, printed from "
+                                 "evaluate_face_match's output on them")
 
-    def handle(self, *args, directory, output, limits, **options):
+    def handle(self, *args, directory, output, limits, face_pairs=None, **options):
         from .evaluate_age import age_limits
 
         limits = age_limits(limits)
@@ -41,14 +47,30 @@ class Command(BaseCommand):
         command = f"python manage.py age_statement {_shown_path(Path(directory))}"
         if sorted(limits) != sorted(DEFAULT_LIMITS):
             command += f" --limits {','.join(map(str, limits))}"
+        face_match = None
+        if face_pairs:
+            face_match = _face_match_section(Path(face_pairs))
+            command += f" --face-pairs {_shown_path(Path(face_pairs))}"
         text = statement_markdown(policy=policy.document, network=age_network_card(), report=report,
-                                  command=command, generated=datetime.date.today().isoformat())
+                                  command=command, generated=datetime.date.today().isoformat(),
+                                  face_match=face_match)
         output = Path(output)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         self.stdout.write(f"wrote {output} (policy {policy.version}, {report.images} held-out images)")
         if policy.network != age_network_card()["name"]:
             sys.stderr.write("warning: the policy was calibrated for another network; recalibrate first\n")
+
+
+def _face_match_section(directory: Path) -> list[str]:
+    """evaluate_face_match run on the folder, its printed lines put in the statement as they are."""
+    out = io.StringIO()
+    try:
+        call_command("evaluate_face_match", str(directory), stdout=out)
+    except CommandError as error:
+        raise CommandError(f"--face-pairs: {error}")
+    return face_match_section(card=model_card(), lines=out.getvalue().splitlines(),
+                              command=f"python manage.py evaluate_face_match {_shown_path(directory)}")
 
 
 def _shown_path(directory: Path) -> str:

@@ -1,0 +1,54 @@
+"""The holder match on pictures a user would send: a passport page whose portrait is, or is not, the live face."""
+import io
+
+import pytest
+from PIL import Image
+
+from checks import face_match
+from checks.face_match import MATCH_THRESHOLD, compare, live_descriptor, portrait_descriptor
+from tests.support.documents import mrz_card, td3_lines
+from tests.support.faces import astronaut_portrait, challenge_frames, hopper_portrait
+
+CHALLENGE = ["left", "right", "center"]
+
+
+def centre_frames(person: str) -> list[bytes]:
+    return [data for step, data in challenge_frames(CHALLENGE, person=person) if step == "center"]
+
+
+@pytest.fixture(scope="module")
+def astronaut_page() -> Image.Image:
+    return mrz_card(td3_lines(), portrait=astronaut_portrait()[0])
+
+
+def test_the_live_face_matches_the_portrait_on_its_own_passport_page(astronaut_page):
+    match = compare(live_descriptor(centre_frames("astronaut")), portrait_descriptor([astronaut_page]))
+    assert match.matched and match.score >= MATCH_THRESHOLD
+
+
+def test_another_persons_live_face_does_not_match_the_portrait(astronaut_page):
+    match = compare(live_descriptor(centre_frames("hopper")), portrait_descriptor([astronaut_page]))
+    assert not match.matched and 0 <= match.score < MATCH_THRESHOLD
+
+
+def test_a_document_without_a_portrait_gives_no_face_to_match():
+    assert portrait_descriptor([mrz_card(td3_lines())]) is None
+
+
+def test_a_picture_without_a_face_gives_no_live_face(cat_jpeg):
+    assert live_descriptor([cat_jpeg]) is None
+
+
+def test_a_model_file_with_another_checksum_is_refused(tmp_path, monkeypatch):
+    forged = tmp_path / face_match.MODEL_FILE
+    forged.write_bytes(b"not the model")
+    monkeypatch.setattr(face_match, "model_path", lambda: forged)
+    with pytest.raises(RuntimeError, match="expected sha256"):
+        face_match.FaceMatcher()
+
+
+def test_the_hopper_portrait_is_a_second_person_for_the_fixtures():
+    # The fixtures' second face must be found as one face, or the mismatch tests would test nothing.
+    picture = Image.open(io.BytesIO(centre_frames("hopper")[0]))
+    assert face_match.face_descriptor(picture) is not None
+    assert hopper_portrait()[0].size == (480, 480)

@@ -2,7 +2,7 @@
 import os
 
 from celery import Celery
-from celery.signals import celeryd_init, task_postrun, task_prerun
+from celery.signals import celeryd_init, task_postrun, task_prerun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ageverify.settings")
 
@@ -20,6 +20,14 @@ def _worker_broker_timeouts(conf=None, **_kwargs):
     conf.broker_transport_options = {
         **conf.broker_transport_options, "socket_timeout": settings.CELERY_WORKER_BROKER_SOCKET_TIMEOUT,
     }
+
+
+@worker_init.connect
+def _delivery_pool_size(sender=None, **_kwargs):
+    # How many attempts this process runs at once: a tenant may borrow idle threads past its share.
+    from webhooks.concurrency import tenant_slots
+
+    tenant_slots.pool_size = int(getattr(sender, "concurrency", 0) or 0)
 
 
 @task_prerun.connect

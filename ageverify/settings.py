@@ -76,6 +76,8 @@ MIDDLEWARE = [
     # The flow's pages (and their error pages, CSRF failures included) in the user's language.
     "flow.language.FlowLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Outside the CSRF middleware, so an embedded flow's CSRF cookie is made cross-site too.
+    "flow.embedding.EmbeddedFlowMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -94,6 +96,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "flow.embedding.flow_channel",
             ],
         },
     },
@@ -108,8 +111,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
     # Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
-    # API's hot reads as prepared statements (Django leaves psycopg's preparation off by default).
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
+    # API's hot queries as prepared statements (Django leaves psycopg's preparation off by default).
+    # Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer before 1.21).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+        5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None)
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

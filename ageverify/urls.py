@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import TemplateView
 
 from dashboard.forms import OperatorAuthenticationForm
+from flow.sdk_files import sdk_view
 from pipeline.views import pipeline_status_view
 from sessions_api.admin import age_policy_page
 
@@ -21,6 +22,7 @@ urlpatterns = [
     path("", TemplateView.as_view(template_name="front.html"), name="front"),
     path("v1/", include("sessions_api.api.urls")),
     path("flow/", include("flow.urls")),
+    path("sdk/v1/<str:name>", sdk_view, name="sdk-file"),
     path("dashboard/", include("dashboard.urls")),
     path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),
     path("admin/", admin.site.urls),

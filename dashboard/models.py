@@ -15,6 +15,9 @@ class AuditLogEntry(models.Model):
         WEBHOOK_RESENT = "webhook.resent", "Webhook re-sent"
         WEBHOOK_ADDRESS_CHANGED = "webhook_address.changed", "Default webhook address changed"
         WEBHOOK_TEST_SENT = "webhook.test_sent", "Test webhook sent"
+        PUBLISHABLE_KEY_GENERATED = "publishable_key.generated", "Publishable key generated"
+        PUBLISHABLE_KEY_CHANGED = "publishable_key.changed", "Publishable key settings changed"
+        PUBLISHABLE_KEY_REVOKED = "publishable_key.revoked", "Publishable key revoked"
 
     # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")

@@ -4,8 +4,16 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from tenants.models import ApiKey, Tenant, WebhookSecretFields
-from tenants.services import GeneratedKey, api_key_generate, api_key_revoke, tenant_webhook_secret_rotate
+from tenants.models import ApiKey, PublishableKey, Tenant, WebhookSecretFields
+from tenants.services import (
+    GeneratedKey,
+    api_key_generate,
+    api_key_revoke,
+    publishable_key_generate,
+    publishable_key_revoke,
+    publishable_key_update,
+    tenant_webhook_secret_rotate,
+)
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import default_notification_url
 
@@ -146,3 +154,39 @@ def dashboard_webhook_test_send(*, tenant: Tenant, actor: Actor, mode: str, url:
 def _secret_hint(secret: str) -> str:
     """Enough of a secret to tell two apart in the log (its last 4 characters), never enough to use it."""
     return f"whsec_…{secret[-4:]}" if secret else ""
+
+
+def _publishable_key_audit(tenant, actor, action, key: PublishableKey) -> None:
+    audit_record(tenant=tenant, actor=actor, action=action, target_type="publishable_key", target_id=str(key.pk),
+                 target_label=key.key, extra={"mode": key.mode, "label": key.label,
+                                              "allowed_origins": key.allowed_origins, "return_urls": key.return_urls,
+                                              "client_sessions_enabled": key.client_sessions_enabled})
+
+
+@transaction.atomic
+def dashboard_publishable_key_generate(*, tenant: Tenant, actor: Actor, mode: str, settings: dict) -> PublishableKey:
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).first()
+    active = PublishableKey.objects.filter(tenant=tenant, mode=mode, revoked_at__isnull=True).count()
+    if active >= MAX_ACTIVE_KEYS_PER_MODE:
+        raise ValidationError(f"This tenant already has {active} active {mode} publishable keys. Revoke one first.")
+    key = publishable_key_generate(tenant=tenant, mode=mode, created_by=actor.user, **settings)
+    _publishable_key_audit(tenant, actor, AuditLogEntry.Action.PUBLISHABLE_KEY_GENERATED, key)
+    return key
+
+
+@transaction.atomic
+def dashboard_publishable_key_update(*, tenant: Tenant, actor: Actor, key: PublishableKey, settings: dict) -> PublishableKey:
+    _check_owned(tenant, key)
+    key = publishable_key_update(key=key, **settings)
+    _publishable_key_audit(tenant, actor, AuditLogEntry.Action.PUBLISHABLE_KEY_CHANGED, key)
+    return key
+
+
+@transaction.atomic
+def dashboard_publishable_key_revoke(*, tenant: Tenant, actor: Actor, key: PublishableKey) -> PublishableKey:
+    _check_owned(tenant, key)
+    was_active = key.is_active
+    key = publishable_key_revoke(key=key)
+    if was_active:
+        _publishable_key_audit(tenant, actor, AuditLogEntry.Action.PUBLISHABLE_KEY_REVOKED, key)
+    return key

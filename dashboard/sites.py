@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
-from . import branding, views, webhook_addresses
+from . import branding, sdk_views, views, webhook_addresses
 from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
 from .tenancy import tenancy_for
 
@@ -97,6 +97,9 @@ class TenantDashboardSite(admin.AdminSite):
             path("tenant/switch/", page(views.tenant_switch_view), name="tenant_switch"),
             path("keys/generate/", page(views.key_generate), name="key_generate"),
             path("keys/<int:key_id>/revoke/", page(views.key_revoke), name="key_revoke"),
+            path("sdk/", page(sdk_views.sdk_keys), name="sdk_keys"),
+            path("sdk/<int:key_id>/", page(sdk_views.sdk_key_edit), name="sdk_key_edit"),
+            path("sdk/<int:key_id>/revoke/", page(sdk_views.sdk_key_revoke), name="sdk_key_revoke"),
             path("webhooks/", page(views.webhooks_page), name="webhooks"),
             path("webhooks/secret/reveal/", page(views.webhook_secret_reveal), name="webhook_secret_reveal"),
             path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),

@@ -38,6 +38,6 @@ def theme(request, tenant_id: str):
     accent = tenant_accent(tenant_id)
     if accent is None:
         raise Http404("no accent colour")
-    colour, dark = accent
-    css = f":root {{ --brand: {colour}; --brand-dark: {dark}; }}\n"
+    colour, dark, light = accent
+    css = f":root {{ --brand: {colour}; --brand-dark: {dark}; --brand-light: {light}; }}\n"
     return _cached(HttpResponse(css, content_type="text/css; charset=utf-8"), current=request.GET.get("v") == colour[1:])

@@ -26,6 +26,12 @@ ERRORS = {
     "csrf": (403, _("Please reload the page"),
              _("For your security this form could not be sent: the page was open for too long or cookies are "
                "blocked. Reload the page and try again.")),
+    "embed_refused": (403, _("This page cannot be shown here"),
+                      _("The site you are on is not allowed to open this verification. If you run it, check its "
+                        "publishable key and allowed origins.")),
+    "launch_invalid": (410, _("This link has already been used or has expired"),
+                       _("Verification links of this kind work once, within a minute. Go back to the app or site "
+                         "that sent you here and start again.")),
     "not_found": (404, _("Page not found"), _("There is no page at this address.")),
     "too_many_uploads": (429, _("Too many uploads"),
                          _("Pictures were sent too often in a short time. Wait a minute, then go back and try again.")),

@@ -1,11 +1,15 @@
 """Routes of the hosted verification flow under /flow/."""
 from django.urls import path, re_path
 
-from . import brand, digital_id, errors, language, views
+from . import brand, digital_id, embedding, errors, language, views
 
 app_name = "flow"
 urlpatterns = [
     path("start", views.start, name="start"),
+    path("embed", embedding.embed_frame, name="embed"),
+    path("embed/begin", embedding.embed_begin, name="embed_begin"),
+    path("embed/launch", embedding.embed_launch, name="embed_launch"),
+    path("launch", embedding.launch, name="launch"),
     path("", views.consent, name="consent"),
     path("selfie", views.selfie, name="selfie"),
     path("no-camera", views.document_instead, name="document_instead"),

@@ -16,6 +16,8 @@ Decisions worth knowing:
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
+from urllib.parse import urlencode
+
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -26,6 +28,7 @@ from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
+from sessions_api.return_urls import return_url
 from sessions_api.sandbox import sandbox_advance
 from sessions_api.selectors import (
     session_face_path_on,
@@ -47,7 +50,7 @@ from sessions_api.submission import (
 
 from tenants.branding import tenant_branding
 
-from .cookie import flow_cookie_set
+from .cookie import flow_cookie_read, flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
 from .language import language_cookie_set, language_from_link
@@ -253,11 +256,22 @@ def sandbox(request, session):
     return render(request, "flow/sandbox.html", _context(session, outcomes=outcomes, **_with_digital_id(session)))
 
 
+def _return_address(request, session) -> str:
+    """Where the result page sends the user: the partner's URL of the session (web), the registered return URL
+    of a launch code with `session_id` and `status` (mobile hand-off), nowhere when the SDK gets a message."""
+    cookie = flow_cookie_read(request)
+    if cookie is not None and cookie.messages_parent:
+        return ""
+    if cookie is not None and cookie.channel == "launch" and cookie.target:
+        return f"{return_url(cookie.target, session.id)}&{urlencode({'status': session.status})}"
+    return session.callback_return_url if session.status == Status.APPROVED else session.cancel_return_url
+
+
 @require_GET
 @flow_page(Status.APPROVED, Status.DENIED)
 def result(request, session):
     return render(request, "flow/result.html", _context(
-        session, approved=session.status == Status.APPROVED,
+        session, approved=session.status == Status.APPROVED, return_address=_return_address(request, session),
         denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
     ))
 
@@ -271,6 +285,7 @@ def cancel(request, session):
             session = session_cancel(session_id=session.id)
         except TransitionNotAllowed:  # decided or expired a moment ago: show what won
             session = _reloaded(session)
-    if session.status == Status.DENIED and session.reason == Reason.CANCELLED and session.cancel_url:
-        return SeeOther(session.cancel_return_url)
+    return_address = _return_address(request, session)
+    if session.status == Status.DENIED and session.reason == Reason.CANCELLED and return_address:
+        return SeeOther(return_address)
     return SeeOther(reverse("flow:result"))

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -82,7 +82,8 @@ def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dic
                                  age_limit=session.age_limit)
     request_id = "dcr_" + secrets.token_urlsafe(24)
     with transaction.atomic():
-        DigitalIdRequest.objects.filter(session=session).delete()
+        # The session's earlier request goes, and so does every request past its time, key and all.
+        DigitalIdRequest.objects.filter(Q(session=session) | Q(expires_at__lt=timezone.now())).delete()
         DigitalIdRequest.objects.create(
             id=request_id, session=session, state=wallet_request_dump(request),
             expires_at=timezone.now() + timedelta(seconds=REQUEST_LIFETIME_SECONDS),

@@ -189,3 +189,18 @@ class SessionDailyCount(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "mode", "day", "status"], name="session_daily_count_unique"),
         ]
+
+
+class LaunchCode(models.Model):
+    """A one-time code that opens a session's flow in a top-level browser or an in-app browser tab (SDK mode).
+
+    Lives 60 seconds, stored hashed, used once: the address that carries it holds no long-lived secret.
+    `return_url` is one of the publishable key's registered return URLs, copied when the code was made.
+    """
+
+    code_hash = models.CharField(max_length=64, unique=True)
+    session = models.ForeignKey(VerificationSession, on_delete=models.CASCADE, related_name="launch_codes")
+    return_url = models.CharField(max_length=2048, blank=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)

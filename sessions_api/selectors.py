@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from django.db.models import Q
 from django.utils import timezone
@@ -95,9 +96,8 @@ class AgeCredentialRead:
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class SessionRead:
-    """What GET /v1/sessions/{id} shows of a session and its results, nothing more."""
+class SessionRead(NamedTuple):
+    """What GET /v1/sessions/{id} shows of a session and its results, nothing more (a tuple: made per read)."""
 
     id: str
     status: str
@@ -117,8 +117,7 @@ class SessionRead:
     age_credential: AgeCredentialRead | None
 
 
-_SESSION_COLUMNS = ("id", "status", "subject", "age_limit", "mode", "reason", "expires_at", "callback_url",
-                    "cancel_url", "notification_url", "created_at", "updated_at")
+_SESSION_COLUMNS = SessionRead._fields[:12]
 
 
 @lru_cache(maxsize=1)
@@ -146,15 +145,14 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
     if row is None:
         raise SessionNotFound(session_id)
-    session, (age_id, age, confidence, liveness_id, is_live, score, document_id, *document) = (
-        dict(zip(_SESSION_COLUMNS, row[:12])), row[12:24])
+    age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
     credential_id, *credential = row[24:]
-    if session["status"] in OPEN_STATUSES and session["expires_at"] <= timezone.now():
+    if row[1] in OPEN_STATUSES and row[6] <= timezone.now():  # status, expires_at
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
         return session_read_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
     return SessionRead(
-        **session,
+        *row[:12],  # in _SESSION_COLUMNS' order, SessionRead's first fields
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(*document) if document_id is not None else None,

@@ -62,6 +62,10 @@ def _darken(colour: str, share: float = 0.25) -> str:
     return "#" + "".join(f"{round(int(colour[i:i + 2], 16) * (1 - share)):02x}" for i in (1, 3, 5))
 
 
+def _lighten(colour: str, share: float = 0.55) -> str:
+    return "#" + "".join(f"{round(255 - (255 - int(colour[i:i + 2], 16)) * (1 - share)):02x}" for i in (1, 3, 5))
+
+
 def accent_color_check(colour: str) -> str:
     """The colour, lower-cased, or a ValidationError saying which contrast falls short."""
     colour = colour.strip()
@@ -174,8 +178,8 @@ def tenant_logo(tenant_id: str) -> tuple[bytes, str] | None:
     return (bytes(stored.logo_png), stored.logo_sha256) if stored else None
 
 
-def tenant_accent(tenant_id: str) -> tuple[str, str] | None:
-    """The accent colour of `tenant_id` and its darker hover shade, or None without one."""
+def tenant_accent(tenant_id: str) -> tuple[str, str, str] | None:
+    """The accent colour of `tenant_id`, its darker hover shade and its light shade (done steps), or None."""
     colour = TenantBranding.objects.filter(tenant_id=tenant_id).exclude(accent_color="").values_list(
         "accent_color", flat=True).first()
-    return (colour, _darken(colour)) if colour else None
+    return (colour, _darken(colour), _lighten(colour)) if colour else None

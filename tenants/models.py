@@ -1,4 +1,6 @@
 """Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard."""
+import secrets
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -140,6 +142,9 @@ class ApiKey(models.Model):
     )
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Set when the key was sent to a client (browser/app) endpoint: it is public now, and the
+    # dashboard asks the tenant to rotate it.
+    exposed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -155,6 +160,63 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class PublishableKey(models.Model):
+    """A key that may live in a browser or an app (SDK mode, CONTRACT 8): public, per mode, revocable.
+
+    It never reads a session's data nor calls the secret-key endpoints. Where it may be used is fixed
+    here by the tenant, never by a request: the web origins that may frame the flow and call the
+    client endpoints, and the return URLs (https or an app's own scheme) a mobile hand-off may go back to.
+    """
+
+    Mode = ApiKey.Mode
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="publishable_keys")
+    mode = models.CharField(max_length=4, choices=Mode.choices)
+    # Public by design (it sits in the partner's page), so stored as is and shown in the dashboard.
+    key = models.CharField(max_length=64, unique=True)
+    label = models.CharField(max_length=100, blank=True)
+    allowed_origins = models.JSONField(
+        default=list, blank=True,
+        help_text="Exact web origins (scheme://host[:port]) that may frame the flow and call the client endpoints.",
+    )
+    return_urls = models.JSONField(
+        default=list, blank=True,
+        help_text="Exact URLs a mobile hand-off may return to: https, or your app's own scheme (myapp://verified).",
+    )
+    client_sessions_enabled = models.BooleanField(
+        default=False,
+        help_text="Let a browser or app create sessions with this key (off: only your backend creates them).",
+    )
+    client_age_limit = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(10), MaxValueValidator(21)],
+        help_text="The age limit of every session created with this key from a browser or app.",
+    )
+    client_notification_url = models.CharField(
+        max_length=2048, blank=True, help_text="notification_url of sessions created with this key (optional)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "publishable key"
+
+    def __str__(self):
+        return self.key
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @staticmethod
+    def new_key(mode: str) -> str:
+        return f"av_pk_{mode}_{secrets.token_urlsafe(24)}"
 
 
 class Membership(models.Model):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from .models import ApiKey, Tenant, WebhookSecretFields
+from .models import ApiKey, PublishableKey, Tenant, WebhookSecretFields
 from .services import API_KEY_PREFIX_LENGTH, api_key_hash
 
 _NO_SUCH_KEY_HASH = "0" * 64  # what an unknown prefix is compared against: no SHA-256 hex digest is all zeros
@@ -137,3 +137,16 @@ def webhook_signing_secrets(tenant: Tenant, mode: str = ApiKey.Mode.LIVE) -> lis
     if previous and expires and expires > timezone.now():
         secrets.append(previous)
     return secrets
+
+
+def publishable_key_resolve(raw_key: str) -> PublishableKey | None:
+    """The active publishable key `raw_key`, or None (unknown, revoked, or its tenant disabled)."""
+    if not raw_key.startswith(("av_pk_live_", "av_pk_test_")) or len(raw_key) > 64:
+        return None
+    try:
+        key = PublishableKey.objects.select_related("tenant").get(key=raw_key)
+    except PublishableKey.DoesNotExist:
+        return None
+    if key.revoked_at is not None or not key.tenant.enabled:
+        return None
+    return key

@@ -13,7 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .models import ApiKey, Membership, Tenant, WebhookSecretFields
+from .client_settings import entries_clean, origin_normalize, return_url_validate
+from .models import ApiKey, Membership, PublishableKey, Tenant, WebhookSecretFields
 
 logger = logging.getLogger(__name__)
 
@@ -133,3 +134,54 @@ def tenant_webhook_secret_rotate(
 def membership_add(*, tenant: Tenant, user) -> Membership:
     membership, _ = Membership.objects.get_or_create(tenant=tenant, user=user)
     return membership
+
+
+def publishable_key_generate(
+    *, tenant: Tenant, mode: str, label: str = "", allowed_origins=(), return_urls=(), created_by=None,
+    client_sessions_enabled: bool = False, client_age_limit: int | None = None, client_notification_url: str = "",
+) -> PublishableKey:
+    if mode not in ApiKey.Mode.values:
+        raise ValueError(f"unknown key mode {mode!r}")
+    key = PublishableKey(
+        tenant=tenant, mode=mode, key=PublishableKey.new_key(mode), label=label, created_by=created_by,
+        allowed_origins=entries_clean(allowed_origins, origin_normalize),
+        return_urls=entries_clean(return_urls, return_url_validate),
+        client_sessions_enabled=client_sessions_enabled, client_age_limit=client_age_limit,
+        client_notification_url=client_notification_url,
+    )
+    key.full_clean()
+    key.save()
+    return key
+
+
+def publishable_key_update(*, key: PublishableKey, **fields) -> PublishableKey:
+    if "allowed_origins" in fields:
+        fields["allowed_origins"] = entries_clean(fields["allowed_origins"], origin_normalize)
+    if "return_urls" in fields:
+        fields["return_urls"] = entries_clean(fields["return_urls"], return_url_validate)
+    for name, value in fields.items():
+        setattr(key, name, value)
+    key.full_clean()
+    key.save(update_fields=list(fields))
+    return key
+
+
+def publishable_key_revoke(*, key: PublishableKey) -> PublishableKey:
+    PublishableKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    key.refresh_from_db()
+    return key
+
+
+def publishable_key_touch(key: PublishableKey) -> None:
+    now = timezone.now()
+    if key.last_used_at and now - key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    PublishableKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    key.last_used_at = now
+
+
+def api_key_flag_exposed(api_key: ApiKey) -> None:
+    """A secret key reached a client endpoint: it is public now; the dashboard asks for a rotation."""
+    ApiKey.objects.filter(pk=api_key.pk, exposed_at__isnull=True).update(exposed_at=timezone.now())
+    logger.warning("secret API key %s of tenant %s was sent to a client endpoint", api_key.display_prefix,
+                   api_key.tenant_id)

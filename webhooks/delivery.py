@@ -5,6 +5,12 @@ or database connection is held while a partner's server is slow. The claim moves
 to the end of a lease, so neither a second run of the same task nor the sweep sends while an
 attempt is in flight. If the worker dies between sending and recording, the lease runs out and the
 sweep sends again: delivery is at-least-once, and receivers de-duplicate by `webhook-id`.
+
+For the same reason neither transaction waits for its commit to reach the disk (PostgreSQL's
+`synchronous_commit = off`, for these two transactions only; a commit is still atomic and at once
+visible to every other connection). A database crash can lose the last fraction of a second of them,
+and what that loses is what a worker dying mid-attempt loses: a claim or an outcome, so the delivery
+is attempted again. Nothing else is written this way; sessions and the outbox rows themselves are not.
 """
 import logging
 import random
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from tenants.selectors import webhook_signing_secrets
@@ -55,9 +61,17 @@ class _Claim:
     secrets: list[str]
 
 
+def _without_commit_wait() -> None:
+    """This transaction's commit does not wait for the disk (see the module's docstring for why that is safe)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def _claim(delivery_id: str) -> _Claim | None:
     now = timezone.now()
     with transaction.atomic():
+        _without_commit_wait()
         delivery = (
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("tenant")
@@ -111,6 +125,7 @@ def _send(claim: _Claim) -> PostResult:
 def _record(claim: _Claim, result: PostResult) -> None:
     now = timezone.now()
     with transaction.atomic():
+        _without_commit_wait()
         delivery = WebhookDelivery.objects.select_for_update().get(pk=claim.delivery.pk)
         WebhookAttempt.objects.filter(delivery=delivery, number=claim.number).update(
             status_code=result.status_code,

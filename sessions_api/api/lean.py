@@ -93,11 +93,17 @@ def rendered(response):
     return response
 
 
+_default_headers: dict[type, dict] = {}
+
+
 def lean_dispatch(view, request, *args, **kwargs):
     """`view`'s handler for `request.method`, with DRF's authentication, throttle, errors and headers."""
     lean = LeanRequest(request)
     view.args, view.kwargs, view.request = args, kwargs, lean
-    view.headers = dict(view.default_response_headers)
+    defaults = _default_headers.get(type(view))
+    if defaults is None:  # `Allow`: the same for every request to the view
+        defaults = _default_headers[type(view)] = dict(view.default_response_headers)
+    view.headers = dict(defaults)
     try:
         lean.user, lean.auth = _authentication.authenticate(lean)
         if not _throttle.allow_request(lean, view):
@@ -105,4 +111,8 @@ def lean_dispatch(view, request, *args, **kwargs):
         response = getattr(view, request.method.lower())(lean, *args, **kwargs)
     except Exception as exc:
         response = view.handle_exception(exc)
-    return rendered(view.finalize_response(lean, response, *args, **kwargs))
+    # What APIView.finalize_response does, but for the renderer: the answer is rendered here.
+    response = rendered(view.rate_limit_decided(lean, response))
+    for name, value in view.headers.items():  # `Allow`, and `WWW-Authenticate` or `Retry-After` of an error
+        response[name] = value
+    return view.with_api_headers(lean, response)

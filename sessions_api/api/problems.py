@@ -30,6 +30,16 @@ TITLES = {
     "rate_limited": "Too many requests",
     "service_unavailable": "Service unavailable",
     "internal_error": "Internal server error",
+    "missing_publishable_key": "Missing publishable key",
+    "invalid_publishable_key": "Invalid publishable key",
+    "secret_key_not_allowed": "Secret key sent from a client",
+    "origin_not_allowed": "Origin not allowed",
+    "invalid_client_secret": "Invalid client secret",
+    "session_expired": "Session expired",
+    "session_finished": "Session finished",
+    "mode_mismatch": "Mode mismatch",
+    "client_sessions_disabled": "Client sessions disabled",
+    "return_url_not_registered": "Return URL not registered",
 }
 SERVICE_UNAVAILABLE_RETRY_AFTER = 5
 

@@ -110,7 +110,8 @@ class PendingTake:
 
     A read-only request sends the take first and reads the answer after its own database read, so
     the two round trips overlap instead of adding up; its answer is replaced (429, 401, 403) if the
-    take says so. The connection stays out of the pool until the answer is read or dropped.
+    take says so. Each thread keeps one connection of its own for this (no pool to check out of and
+    back into on every request); it is closed whenever an answer might still be unread on it.
     """
 
     def __init__(self, key: str, *, rate: float, burst: int):
@@ -124,10 +125,9 @@ class PendingTake:
         if redis_recently_failed():  # fail open at once rather than wait for the timeout again
             self._done = True
             return
-        client = _redis_client()
         try:
-            self._connection = client.connection_pool.get_connection()
-            self._connection.send_packed_command(_packed_take(self._connection, key, rate, burst))
+            self._connection = _thread_connection()
+            self._connection.send_packed_command(_packed_take(self._connection, key, rate, burst), check_health=False)
         except redis.RedisError as error:
             self._drop()
             self._fail_open(error)
@@ -141,10 +141,9 @@ class PendingTake:
         self._state, self._done = None, True
 
     def _drop(self) -> None:
-        # An answer may still be unread on it: it cannot go back to the pool.
+        # An answer may still be unread on it: closed, so that the next request reads no stale answer.
         if self._connection is not None:
             self._connection.disconnect()
-            _redis_client().connection_pool.release(self._connection)
             self._connection = None
 
     def finish(self) -> BucketState | None:
@@ -171,15 +170,28 @@ class PendingTake:
         return self._state
 
     def _release(self) -> None:
-        if self._connection is not None:
-            _redis_client().connection_pool.release(self._connection)
-            self._connection = None
+        self._connection = None  # the thread's connection, its answer read: ready for the next request
 
     def abandon(self) -> None:
         """The request ended without reading the answer (an unexpected error): free the connection."""
         if not self._done:
             self._done = True
             self._drop()
+
+
+_local = threading.local()
+
+
+def _thread_connection() -> redis.Connection:
+    """This thread's own connection for the limiter, with the client's settings (timeouts, no retry)."""
+    client = _redis_client()
+    connection = getattr(_local, "connection", None)
+    if connection is None or _local.client is not client:  # a new client: new settings (tests change them)
+        if connection is not None:
+            connection.disconnect()
+        connection = _local.connection = redis.Connection(**client.connection_pool.connection_kwargs)
+        _local.client = client
+    return connection
 
 
 _PACKED_MAX_ENTRIES = 10_000
@@ -216,3 +228,22 @@ def unauthenticated_request_refused(request) -> BucketState | None:
     state = bucket_take(f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND,
                         burst=settings.API_UNAUTHENTICATED_BURST)
     return state if state is not None and not state.allowed else None
+
+
+# Sessions created from browsers and apps with a publishable key (SDK mode): per key, and per client
+# address across all keys, so one page cannot mint sessions at the partner's expense.
+CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY = 5, 30
+CLIENT_CREATE_RATE_PER_ADDRESS, CLIENT_CREATE_BURST_PER_ADDRESS = 0.2, 10
+
+
+def client_session_creation_refused(request, publishable_key_id: int) -> BucketState | None:
+    """Take a token from the key's and the address's buckets; the refusing bucket's state, or None."""
+    for bucket, rate, burst in (
+        (f"pk:{publishable_key_id}", CLIENT_CREATE_RATE_PER_KEY, CLIENT_CREATE_BURST_PER_KEY),
+        (f"pk-address:{client_address(request) or 'unknown'}", CLIENT_CREATE_RATE_PER_ADDRESS,
+         CLIENT_CREATE_BURST_PER_ADDRESS),
+    ):
+        state = bucket_take(bucket, rate=rate, burst=burst)
+        if state is not None and not state.allowed:
+            return state
+    return None

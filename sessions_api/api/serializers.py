@@ -13,6 +13,7 @@ from rest_framework.exceptions import ValidationError
 
 from webhooks.selectors import webhook_host_is_forbidden
 
+from ..client_access import client_secret_for
 from ..flow_link import flow_signature_for, verification_url
 from ..models import Mode, Reason, Status, VerificationSession
 from ..reasons import reason_description
@@ -238,6 +239,12 @@ class SessionCreatedOutputSerializer(SessionOutputSerializer):
     sessionToken = serializers.SerializerMethodField()
     signature = serializers.SerializerMethodField()
     verificationUrl = serializers.SerializerMethodField()
+    clientSecret = serializers.SerializerMethodField(
+        help_text="For SDK mode: hand this (never your secret key) to your page or app; it opens this one session."
+    )
+
+    def get_clientSecret(self, session) -> str:
+        return client_secret_for(session, self.context["token"])
 
     def get_sessionToken(self, session) -> str:
         return self.context["token"]
@@ -375,6 +382,7 @@ def session_created_representation(session: VerificationSession, token: str) -> 
         "sessionToken": token,
         "signature": signature,
         "verificationUrl": verification_url(session, token, signature),
+        "clientSecret": client_secret_for(session, token),
     }
 
 

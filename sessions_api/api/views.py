@@ -116,6 +116,20 @@ class ApiView(APIView):
                 pending.abandon()
 
     def finalize_response(self, request, response, *args, **kwargs):
+        response = self.rate_limit_decided(request, response)
+        response = super().finalize_response(request, response, *args, **kwargs)
+        return self.with_api_headers(request, response)
+
+    def rate_limit_decide_now(self, request) -> None:
+        """Before a view's first write: the rate limit's answer, if still on the wire, decides (429, 401, 403)."""
+        pending = getattr(request, "rate_limit_pending", None)
+        if pending is not None:
+            request.rate_limit_pending = None
+            if not ApiKeyRateThrottle.decide(request, pending):
+                self.throttled(request, None)
+
+    def rate_limit_decided(self, request, response):
+        """The answer, or the refusal that a read's rate-limit answer (read after the view ran) calls for."""
         pending = getattr(request, "rate_limit_pending", None)
         if pending is not None:
             # A read-only request ran while its rate-limit answer travelled; that answer still decides.
@@ -125,7 +139,10 @@ class ApiView(APIView):
                     self.throttled(request, None)
             except APIException as refusal:
                 response = self.handle_exception(refusal)
-        response = super().finalize_response(request, response, *args, **kwargs)
+        return response
+
+    @staticmethod
+    def with_api_headers(request, response):
         # X-API-Key is not Authorization, so nothing else tells a shared cache these answers are private.
         response["Cache-Control"] = "no-store"
         state = getattr(request, "rate_limit_state", None)
@@ -142,6 +159,9 @@ def session_not_found() -> ApiProblem:
 
 class SessionCreateApi(ApiView):
     lean_methods = frozenset(("POST",))
+    # The body is parsed and validated while the rate limit's answer travels (without Idempotency-Key,
+    # whose claim writes first); any refusal still wins over the view's own answer.
+    rate_limit_decided_before_writing = True
     InputSerializer = SessionCreateInputSerializer
 
     @extend_schema(
@@ -168,6 +188,7 @@ class SessionCreateApi(ApiView):
 
     def _create(self, request):
         fields = validated_input(self.InputSerializer, request.data)
+        self.rate_limit_decide_now(request)
         created = session_create(tenant=request.user.tenant, api_key=request.auth, **fields)
         body = {"session": session_created_representation(created.session, created.token)}
         return Response(body, status=status.HTTP_201_CREATED)

@@ -7,14 +7,23 @@
               window.DataTransfer && window.HTMLCanvasElement && HTMLCanvasElement.prototype.toBlob);
   }
 
+  // Tells the page's channel (static/flow/channel.js) so an embedding SDK can report it.
+  function announce(detail) {
+    document.dispatchEvent(new CustomEvent("ageverify:camera", { detail: detail }));
+  }
+
   function start(video, facingMode, width, height) {
     var constraints = { audio: false, video: { facingMode: facingMode, width: { ideal: width }, height: { ideal: height } } };
     return navigator.mediaDevices.getUserMedia(constraints).then(function (stream) {
+      announce({ allowed: true });
       video.srcObject = stream;
       return video.play().then(function () {
         if (video.videoWidth) { return stream; }
         return new Promise(function (resolve) { video.addEventListener("loadedmetadata", function () { resolve(stream); }, { once: true }); });
       });
+    }, function (error) {
+      announce({ allowed: false, error: (error && error.name) || "Error" });
+      throw error;
     });
   }
 

@@ -17,7 +17,7 @@ from ageverify_client import (
     ServerError,
 )
 
-from tests.support.scripted_server import RESET, Answer, ScriptedServer
+from tests.support.scripted_server import RESET, TRUNCATED, Answer, ScriptedServer
 
 SESSION = {
     "sessionId": "ses_01KTESTSESSION0000000000000", "status": "initiated", "subject": "user-42", "ageLimit": 18,
@@ -25,7 +25,8 @@ SESSION = {
     "cancelUrl": None, "notificationUrl": None, "createdAt": "2026-11-22T10:15:30.123Z",
     "updatedAt": "2026-11-22T10:15:30.123Z",
 }
-CREATED = Answer(201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig", "verificationUrl": "http://x/flow"}})
+CREATED = Answer(201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig",
+                                   "verificationUrl": "http://x/flow"}})
 READ = Answer(200, {"session": SESSION, "ageEstimation": None, "liveness": None, "validateDoc": None})
 
 
@@ -121,7 +122,7 @@ def test_a_429_asking_for_longer_than_max_retry_wait_raises_at_once_with_the_wai
 
 
 @pytest.mark.parametrize("failure", [problem(500, "internal"), problem(502, "bad_gateway"),
-                                     problem(504, "gateway_timeout"), RESET])
+                                     problem(504, "gateway_timeout"), RESET, TRUNCATED])
 def test_a_get_is_retried_after_a_server_error_or_a_dropped_connection(server, client, failure):
     server.script(failure, READ)
 
@@ -185,15 +186,16 @@ def test_an_html_error_page_from_a_proxy_still_raises_a_problem(server):
 
 def test_fields_the_client_does_not_know_yet_are_kept(server, client):
     session = {**SESSION, "status": "approved", "reason": "digital_id", "riskLevel": "low"}
-    credential = {"kind": "mdoc", "claim": "age_over_18", "value": True}
+    credential = {"kind": "mdoc", "claim": "age_over_18", "value": True, "issuer": {"country": "UT", "chain": []}}
     server.script(Answer(200, {"session": session, "ageEstimation": None, "liveness": None, "validateDoc": None,
-                               "ageCredential": credential}))
+                               "ageCredential": credential, "riskSignals": ["new_device"]}))
 
     result = client.sessions.get(SESSION["sessionId"])
 
     assert result.approved and result.reason == "digital_id"
     assert result.session.extra == {"riskLevel": "low"}
-    assert result.extra == {"ageCredential": credential}
+    assert result.extra == {"riskSignals": ["new_device"]}
+    assert result.age_credential.issuer.extra == {"chain": []} and result.age_credential.doc_type is None
     assert result.raw["ageCredential"] == credential
 
 

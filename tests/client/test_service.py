@@ -19,28 +19,7 @@ from ageverify_client import (
     WebhookVerifier,
 )
 
-from tenants.services import tenant_create
-from tests.support.web_server import gunicorn
-
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(scope="module")
-def service(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock(), gunicorn(workers=2, extra_env={"WEBHOOK_ALLOW_PRIVATE_TARGETS": "1"}) as url:
-        yield url
-
-
-@pytest.fixture
-def tenant(transactional_db):
-    return tenant_create(name="Acme Games", webhooks_enabled=True)
-
-
-@pytest.fixture
-def sandbox(service, tenant):
-    """The client as a partner configures it for the sandbox: test key and the test signing secret."""
-    return AgeVerify(tenant.test_key, base_url=service, webhook_secret=tenant.tenant.test_webhook_secret,
-                     backoff_base=0.05)
 
 
 def _later(seconds: float, action) -> threading.Thread:
@@ -64,9 +43,10 @@ def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, cel
     assert created.expires_at > created.created_at
 
     # The user finishes in the hosted flow a moment later (the sandbox endpoint plays the user).
-    user = _later(0.6, lambda: AgeVerify(tenant.test_key, base_url=service).sandbox.advance(created.session_id, "approved"))
+    user = AgeVerify(tenant.test_key, base_url=service)
+    finishing = _later(0.6, lambda: user.sandbox.advance(created.session_id, "approved"))
     result = sandbox.sessions.wait(created.session_id, timeout=15, interval=0.2)
-    user.join()
+    finishing.join()
 
     assert result.approved and result.session.is_final
     assert result.reason in {"age_estimation", "document"}
@@ -193,3 +173,16 @@ def test_cancelling_a_session_that_ended_otherwise_is_a_conflict(sandbox):
     with pytest.raises(ConflictError) as raised:
         sandbox.sessions.cancel(created.session_id)
     assert raised.value.code == "session_final" and "document_expired" in raised.value.detail
+
+
+def test_a_digital_id_approval_reads_as_a_typed_age_credential(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(created.session_id, "approved", reason="digital_id")
+
+    result = sandbox.sessions.get(created.session_id)
+
+    credential = result.age_credential
+    assert (result.reason, result.validate_doc, result.extra) == ("digital_id", None, {})
+    assert (credential.kind, credential.value, credential.age_limit) == ("mdoc", True, 18)
+    assert credential.claim and credential.doc_type and credential.verified_at.tzinfo is not None
+    assert (credential.issuer.country, credential.issuer.trust_source) == ("UT", "sandbox")

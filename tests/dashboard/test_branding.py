@@ -52,7 +52,7 @@ def test_branding_saved_in_the_dashboard_is_what_the_flow_shows(dashboard, onboa
     theme_url = consent.split('<link rel="stylesheet" href="/flow/brand/')[1].split('"')[0]
     theme = visitor.client.get("/flow/brand/" + theme_url)
     assert theme["Content-Type"].startswith("text/css")
-    assert theme.content.decode().strip() == ":root { --brand: #7a1fa2; --brand-dark: #5c177a; }"
+    assert theme.content.decode().strip() == ":root { --brand: #7a1fa2; --brand-dark: #5c177a; --brand-light: #c39ad5; }"
 
 
 def test_a_colour_without_enough_contrast_is_refused_with_its_ratio(dashboard, onboarded):

@@ -90,3 +90,14 @@ def test_the_sandbox_test_wallet_approves_without_a_wallet(partner, live_base_ur
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible()
     body = partner.get_session(created["sessionId"])
     assert (body["session"]["reason"], body["ageCredential"]["issuer"]["trustSource"]) == ("digital_id", "sandbox")
+
+
+def test_a_browser_without_the_digital_credentials_api_is_not_offered_the_step(live_partner, page, wallet_ready):
+    page.add_init_script("delete window.DigitalCredential;")
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
+    created = live_partner.create_session(subject="old-browser", age_limit=18)
+    page.goto(created["verificationUrl"])
+    expect(page.get_by_role("link", name="I agree, continue")).to_be_visible()
+    expect(page.locator("[data-digital-id]")).to_be_hidden()
+    assert not [url for url in requests if "digital-id" in url]  # no request is even prepared

@@ -11,6 +11,7 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from tenants.branding import tenant_branding_update
+from tenants.models import Tenant
 from tests.e2e.conftest import PHONE
 from tests.support.accessibility import axe_violations, tab_to
 
@@ -30,6 +31,8 @@ def _logo_png() -> bytes:
 
 @pytest.fixture
 def branded(onboarded):
+    """The tenant's branding, and the digital-ID offer on (so that its section is on the pages axe checks)."""
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
     tenant_branding_update(tenant=onboarded.tenant, display_name="Acme Arcade", accent_color=ACCENT,
                            privacy_notice_url="https://acme.example/privacy", logo=_logo_png())
     return onboarded
@@ -81,6 +84,7 @@ def test_german_sandbox_flow_by_keyboard_alone_with_the_tenants_logo_and_colour(
     page.keyboard.press("Enter")
 
     expect(page.get_by_role("heading", name="Testmodus: Ergebnis wählen")).to_be_visible()
+    expect(page.get_by_role("heading", name="Oder eine digitale ID verwenden")).to_be_visible()
     assert_accessible(page, "de-sandbox", screenshot)
     tab_to(page, "Genehmigen (Altersschätzung)")
     page.keyboard.press("Enter")

@@ -182,3 +182,16 @@ def test_an_inconclusive_credential_says_which_limit_it_did_not_show(api, enable
     status, body = _answer(visitor, _ask(visitor), trusted)  # age_over_18 only: says nothing about 21
     assert body["status"] == "initiated"
     assert body["message"] == "Your digital ID does not show that you are at least 21. Please use another way below."
+
+
+def test_an_expired_request_is_refused_and_its_key_does_not_outlive_the_next_request(api, enabled, trusted):
+    visitor = open_flow(api)
+    asked = _ask(visitor)
+    DigitalIdRequest.objects.filter(pk=asked["requestId"]).update(expires_at=timezone.now())
+    status, body = _answer(visitor, asked, trusted)
+    assert (body["status"], "expired" in body["message"]) == ("initiated", True)
+    assert visitor.session.digital_id_attempts == 0  # nothing was verified: no attempt used
+
+    other = open_flow(api)
+    _ask(other)
+    assert not DigitalIdRequest.objects.filter(pk=asked["requestId"]).exists()

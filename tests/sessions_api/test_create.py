@@ -21,6 +21,8 @@ CREATED_SESSION_KEYS = {
     "notificationUrl",
     # CONTRACT 2 extras
     "createdAt", "updatedAt", "ageLimit", "reason", "verificationUrl", "mode",
+    # CONTRACT 8 (SDK mode)
+    "clientSecret",
 }
 FULL_BODY = {
     "subject": "user-42",

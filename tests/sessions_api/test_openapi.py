@@ -181,6 +181,18 @@ def test_the_docs_pages_load_only_assets_served_by_the_service(anonymous_api, pa
     assert "/v1/openapi.json" in html
 
 
+def test_the_client_endpoints_of_sdk_mode_are_documented_without_the_secret_key(schema):
+    operations = {("/v1/client/config", "get"), ("/v1/client/session", "get"), ("/v1/client/sessions", "post"),
+                  ("/v1/client/launch", "post")}
+    for path, method in operations:
+        operation = schema["paths"][path][method]
+        assert operation.get("security") in (None, [], [{}]), path  # never the X-API-Key scheme
+        assert any(parameter["name"] == "key" for parameter in operation["parameters"]), path
+        assert "application/problem+json" in operation["responses"]["401"]["content"], path
+    status = _response_schema(schema, "/v1/client/session", "get", 200)
+    assert set(status["properties"]) == {"sessionId", "status", "reason", "mode", "expiresAt"}
+
+
 def test_the_schema_documents_list_and_cancel_as_they_answer(schema, api):
     session_id = api.create_session()["sessionId"]
     listed = api.get("/v1/sessions").json()

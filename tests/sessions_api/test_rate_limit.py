@@ -133,3 +133,33 @@ def test_the_limiter_fails_open_when_redis_is_unreachable(api, settings, caplog)
     assert [answer.status_code for answer in answers] == [404, 404, 404]
     assert "RateLimit-Limit" not in answers[0]
     assert "rate limiter unavailable" in caplog.text
+
+
+@pytest.mark.parametrize("body", [{"subject": "", "age_limit": 25}, "{not json"])
+def test_a_refused_post_is_a_429_whatever_its_body(limited, body):
+    # The body is checked while the limiter's answer travels; the limiter's refusal still decides the answer.
+    client = ApiClient(limited.live_key)
+    for _ in range(3):
+        client.create_session()
+
+    if isinstance(body, str):
+        refused = client.post("/v1/sessions", raw=body)
+    else:
+        refused = client.post("/v1/sessions", body)
+
+    assert_problem(refused, 429, "rate_limited")
+    assert refused["RateLimit-Remaining"] == "0"
+
+
+def test_a_post_refused_for_a_revoked_key_creates_nothing_even_from_the_key_cache(onboarded):
+    from tenants.models import ApiKey
+    from tenants.services import api_key_revoke
+
+    client = ApiClient(onboarded.live_key)
+    client.create_session()  # the key is now in this process's cache
+    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live"))
+
+    refused = client.post("/v1/sessions", {"subject": "after-revocation", "age_limit": 18})
+
+    assert_problem(refused, 401, "invalid_api_key")
+    assert not VerificationSession.objects.filter(subject="after-revocation").exists()

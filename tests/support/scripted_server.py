@@ -1,7 +1,8 @@
 """A plain-HTTP server on loopback that answers from a script, as a flaky API or proxy would.
 
-Each request takes the next scripted answer: a status with headers and a JSON body, or `RESET`
-(the connection is dropped with a TCP reset after the request was read). It records every request.
+Each request takes the next scripted answer: a status with headers and a JSON body, `RESET` (the
+connection is dropped with a TCP reset after the request was read) or `TRUNCATED` (a 200 whose body
+stops half-way). It records every request.
 """
 import json
 import socket
@@ -21,6 +22,7 @@ class Answer:
 
 
 RESET = object()
+TRUNCATED = object()
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,16 @@ class ScriptedServer:
             def _serve(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 with server._lock:
-                    server.requests.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                body, time.monotonic()))
+                    headers = {name.lower(): value for name, value in self.headers.items()}
+                    server.requests.append(Seen(self.command, self.path, headers, body, time.monotonic()))
                     answer = server._script.popleft() if server._script else Answer(500, {"title": "unscripted"})
-                if answer is RESET:
+                if answer is TRUNCATED:
+                    self.send_response(200)
+                    self.send_header("Content-Length", "1000")
+                    self.end_headers()
+                    self.wfile.write(b'{"session": {')
+                    self.wfile.flush()
+                if answer is RESET or answer is TRUNCATED:
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     self.connection.close()
                     self.close_connection = True

@@ -55,3 +55,24 @@ def test_a_hanging_receiver_holds_only_its_tenants_share_of_a_worker(
     assert len(hanging_receiver.received) == 2  # its share; the rest waited their turn on the queue
     hanging_receiver.release.set()
     hanging_receiver.wait_for(6, timeout=60)  # and nothing was lost: each of them is delivered after all
+
+
+def test_a_tenant_alone_borrows_idle_threads_but_leaves_one_share_free_for_the_others(
+    receiver, hanging_receiver, threaded_worker, settings
+):
+    settings.WEBHOOK_TENANT_MAX_IN_FLIGHT = 1
+    settings.WEBHOOK_TOTAL_TIMEOUT = 60
+    hanging_receiver.script(*[Reply(hold=hanging_receiver.release)] * 5)
+    busy = ApiClient(tenant_create(name="Busy Receiver Ltd", webhooks_enabled=True).live_key)
+    for _ in range(5):
+        finalize_with_webhook(busy, hanging_receiver.url())
+    hanging_receiver.wait_for(3, timeout=20)  # its share of 1, and 2 idle threads borrowed
+
+    healthy = finalize_with_webhook(ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key),
+                                    receiver.url())
+
+    arrived = receiver.wait_for(1, timeout=20)  # the last free thread was left for another tenant
+    assert json.loads(arrived[0].body)["data"]["sessionId"] == healthy["sessionId"]
+    assert len(hanging_receiver.received) == 3  # the worker's 4 threads less one share
+    hanging_receiver.release.set()
+    hanging_receiver.wait_for(5, timeout=60)

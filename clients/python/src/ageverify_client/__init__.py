@@ -22,13 +22,26 @@ from .errors import (
     WaitTimeout,
     WebhookVerificationError,
 )
-from .models import FINAL_STATUSES, AgeEstimation, CreatedSession, Liveness, Session, SessionPage, SessionResult, Status, ValidateDoc
+from .models import (
+    FINAL_STATUSES,
+    AgeCredential,
+    AgeEstimation,
+    CreatedSession,
+    CredentialIssuer,
+    Liveness,
+    Session,
+    SessionPage,
+    SessionResult,
+    Status,
+    ValidateDoc,
+)
 from .webhooks import WebhookEvent, WebhookEventData, WebhookVerifier
 
 __all__ = [
-    "AgeEstimation", "AgeVerify", "AgeVerifyError", "ApiConnectionError", "ApiError", "AuthenticationError",
-    "BadRequestError", "ConfirmationError", "ConflictError", "CreatedSession", "FINAL_STATUSES", "Liveness",
-    "NotFoundError", "PermissionDeniedError", "RateLimitError", "Sandbox", "ServerError", "Session",
-    "SessionPage", "SessionResult", "Sessions", "Status", "UnprocessableError", "ValidateDoc", "WaitTimeout", "WebhookEvent",
-    "WebhookEventData", "WebhookVerificationError", "WebhookVerifier", "Webhooks", "__version__",
+    "AgeCredential", "AgeEstimation", "AgeVerify", "AgeVerifyError", "ApiConnectionError", "ApiError",
+    "AuthenticationError", "BadRequestError", "ConfirmationError", "ConflictError", "CreatedSession",
+    "CredentialIssuer", "FINAL_STATUSES", "Liveness", "NotFoundError", "PermissionDeniedError",
+    "RateLimitError", "Sandbox", "ServerError", "Session", "SessionPage", "SessionResult", "Sessions",
+    "Status", "UnprocessableError", "ValidateDoc", "WaitTimeout", "WebhookEvent", "WebhookEventData",
+    "WebhookVerificationError", "WebhookVerifier", "Webhooks", "__version__",
 ]

@@ -130,9 +130,9 @@ class Transport:
         retry = 0
         while True:
             try:
-                response = self.http.request(method, url, params=params, data=data, headers=headers, timeout=self.timeout,
-                                             allow_redirects=False)
-            except (requests.ConnectionError, requests.Timeout) as error:
+                response = self.http.request(method, url, params=params, data=data, headers=headers,
+                                             timeout=self.timeout, allow_redirects=False)
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 if retry < self.policy.max_retries and (safe or _never_sent(error)):
                     pause = self.policy.backoff(retry)
                     logger.info("%s %s: %s; retry %d in %.2f s", method, path, error, retry + 1, pause)

@@ -11,8 +11,10 @@ from datetime import datetime
 from typing import Any, ClassVar, Mapping, Optional, TypeVar
 
 __all__ = [
+    "AgeCredential",
     "AgeEstimation",
     "CreatedSession",
+    "CredentialIssuer",
     "FINAL_STATUSES",
     "Liveness",
     "Session",
@@ -150,6 +152,7 @@ class _CheckResult:
 
     _MEMBERS: ClassVar[dict[str, str]] = {}
     _TIMESTAMPS: ClassVar[frozenset[str]] = frozenset()
+    _NESTED: ClassVar[dict[str, type[_CheckResult]]] = {}
 
     @classmethod
     def from_json(cls: type[_Check], data: Any) -> Optional[_Check]:
@@ -159,6 +162,8 @@ class _CheckResult:
         values = {attribute: data.get(member) for member, attribute in cls._MEMBERS.items()}
         for attribute in cls._TIMESTAMPS:
             values[attribute] = parse_timestamp(values[attribute])
+        for attribute, nested in cls._NESTED.items():
+            values[attribute] = nested.from_json(values[attribute])
         return cls(**values, extra=_split(data, tuple(cls._MEMBERS)))  # type: ignore[call-arg]
 
 
@@ -191,20 +196,49 @@ class ValidateDoc(_CheckResult):
     _TIMESTAMPS = frozenset({"birthdate"})
 
 
-_RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc")
+@dataclass(frozen=True)
+class CredentialIssuer(_CheckResult):
+    country: Optional[str]
+    trust_source: Optional[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"country": "country", "trustSource": "trust_source"}
+
+
+@dataclass(frozen=True)
+class AgeCredential(_CheckResult):
+    """A digital ID's age proof (a wallet credential): one boolean claim, never a birth date."""
+
+    kind: Optional[str]
+    doc_type: Optional[str]
+    claim: Optional[str]
+    value: Optional[bool]
+    age_limit: Optional[int]
+    issuer: Optional[CredentialIssuer]
+    verified_at: Optional[datetime]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"kind": "kind", "docType": "doc_type", "claim": "claim", "value": "value", "ageLimit": "age_limit",
+                "issuer": "issuer", "verifiedAt": "verified_at"}
+    _TIMESTAMPS = frozenset({"verified_at"})
+    _NESTED = {"issuer": CredentialIssuer}
+
+
+_RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc", "ageCredential")
 
 
 @dataclass(frozen=True)
 class SessionResult:
     """`GET /v1/sessions/{id}`: the session and the result of each check (None until it has one).
 
-    Result objects the service adds later (for example `ageCredential`) are in `extra` as JSON.
+    Result objects the service adds later are in `extra` as JSON.
     """
 
     session: Session
     age_estimation: Optional[AgeEstimation]
     liveness: Optional[Liveness]
     validate_doc: Optional[ValidateDoc]
+    age_credential: Optional[AgeCredential] = None
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -236,6 +270,7 @@ class SessionResult:
             age_estimation=AgeEstimation.from_json(data.get("ageEstimation")),
             liveness=Liveness.from_json(data.get("liveness")),
             validate_doc=ValidateDoc.from_json(data.get("validateDoc")),
+            age_credential=AgeCredential.from_json(data.get("ageCredential")),
             extra=_split(data, _RESULT_FIELDS),
             raw=dict(data),
         )

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_api', '0006_digital_id'),
+        ('sessions_api', '0007_launch_codes'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenants', '0006_tenant_digital_id_enabled'),
+        ('tenants', '0007_publishable_keys'),
     ]
 
     operations = [

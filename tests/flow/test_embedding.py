@@ -1,0 +1,74 @@
+"""The frame document and its begin step, as the browser sees them over HTTP: framing, cookies, refusals."""
+import json
+
+import pytest
+from django.test import Client
+
+from tenants.services import publishable_key_generate
+
+SHOP = "https://shop.example"
+SERVICE = "http://testserver"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pk(onboarded):
+    return publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[SHOP, "https://b.example"])
+
+
+def begin(client, pk, body, *, origin=SERVICE):
+    return client.post("/flow/embed/begin", json.dumps({"key": pk.key, "origin": SHOP, **body}),
+                       content_type="application/json", headers={"Origin": origin})
+
+
+def test_the_frame_document_may_be_framed_by_the_keys_allowed_origins_only(pk):
+    response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP, "channel": "frame"})
+    assert response.status_code == 200
+    assert "frame-ancestors https://shop.example https://b.example" in response["Content-Security-Policy"]
+    assert "X-Frame-Options" not in response
+
+
+def test_for_an_origin_not_allowed_the_frame_says_so_to_that_origin_alone(pk):
+    response = Client().get("/flow/embed", {"key": pk.key, "origin": "https://evil.example"})
+    assert 'data-refusal="origin_not_allowed"' in response.content.decode()
+    assert "frame-ancestors https://evil.example" in response["Content-Security-Policy"]
+    assert "shop.example" not in response.content.decode()
+
+
+def test_begin_binds_the_frame_with_a_cross_site_partitioned_cookie_and_pages_framed_by_the_parent(pk, sandbox_api):
+    created = sandbox_api.create_session()
+    client = Client()
+    response = begin(client, pk, {"clientSecret": created["clientSecret"], "channel": "frame"})
+    assert response.status_code == 200 and response.json()["next"] == "/flow/"
+    cookie = response.cookies["av_flow"].output()
+    assert "SameSite=None; Partitioned" in cookie and "Secure" in cookie and "HttpOnly" in cookie
+    page = client.get("/flow/")
+    assert page.status_code == 200
+    assert "frame-ancestors https://shop.example;" in page["Content-Security-Policy"] + ";"
+    assert "b.example" not in page["Content-Security-Policy"]  # only the parent bound at begin
+    assert "SameSite=None; Partitioned" in page.cookies["csrftoken"].output()
+
+
+def test_begin_refuses_another_page_a_bad_secret_and_a_parent_not_allowed(pk, sandbox_api):
+    created = sandbox_api.create_session()
+    assert begin(Client(), pk, {"clientSecret": created["clientSecret"]}, origin=SHOP).status_code == 403
+    wrong = begin(Client(), pk, {"clientSecret": created["clientSecret"][:-3] + "abc"})
+    assert (wrong.status_code, wrong.json()["code"]) == (401, "invalid_client_secret")
+    elsewhere = Client().post("/flow/embed/begin", json.dumps({"key": pk.key, "origin": "https://evil.example",
+                                                               "clientSecret": created["clientSecret"]}),
+                              content_type="application/json", headers={"Origin": SERVICE})
+    assert elsewhere.json()["code"] == "origin_not_allowed"
+
+
+def test_a_popup_keeps_its_opener_and_cannot_be_framed(pk, sandbox_api):
+    response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP, "channel": "popup"})
+    assert response["Cross-Origin-Opener-Policy"] == "unsafe-none"
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+def test_the_web_flow_keeps_its_lax_cookie_and_refuses_framing(sandbox_api, settings):
+    created = sandbox_api.create_session()
+    client = Client()
+    start = client.get(created["verificationUrl"].removeprefix(settings.PUBLIC_BASE_URL))
+    assert "SameSite=Lax" in start.cookies["av_flow"].output()
+    assert "frame-ancestors 'none'" in client.get("/flow/")["Content-Security-Policy"]

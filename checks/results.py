@@ -43,6 +43,8 @@ class DocumentData:
     expiry_date: datetime.date | None
     checks_valid: bool  # every MRZ check digit verified / AAMVA mandatory fields parse
     problem: str | None  # short internal explanation when checks_valid is False
+    # The printed dates of the data page or front side against these (checks.zones): None when not checked.
+    zones_agree: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ bytes go when the task ends. A retake sends the session back (processing -> init
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from django.db import transaction
@@ -91,6 +92,7 @@ def document_analyse(*, session_id: str, image: bytes, back: bytes | None = None
     check the head-turn capture that came with it and match its face with the document's portrait; decide."""
     from checks.document import read_document_sides
     from checks.results import DocumentData, Retake
+    from checks.zones import zones_agree
 
     session = _session_to_analyse(session_id)
     if session is None:
@@ -99,6 +101,9 @@ def document_analyse(*, session_id: str, image: bytes, back: bytes | None = None
     presence = None
     try:
         document = read_document_sides(images)
+        if isinstance(document, DocumentData) and document.checks_valid:
+            document = dataclasses.replace(document, zones_agree=zones_agree(
+                images[:1], birthdate=document.birthdate, expiry_date=document.expiry_date))
         if session_presence_required(session) and isinstance(document, DocumentData) and document.checks_valid:
             presence = _presence_check(images, frames or [], list(session.liveness_challenge))
     except Exception:

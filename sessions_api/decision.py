@@ -94,6 +94,10 @@ MESSAGE_DOCUMENT_UNREADABLE = gettext_noop(
     "We could not read the machine-readable lines of your document correctly. Take a sharper picture, flat "
     "and in good light, or use another document."
 )
+MESSAGE_ZONES_DISAGREE = gettext_noop(
+    "The dates printed on your document do not match its machine-readable lines. Take a sharper picture, "
+    "flat and in good light, or use another document."
+)
 MESSAGE_HEAD_TURNS_MISSING = gettext_noop(
     "Do the head turns as well, after the document: they show that the document's holder is here."
 )
@@ -141,6 +145,9 @@ def decide_document(
     if not document.checks_valid:
         # Nothing read from a document whose check digits fail can be trusted, its birthdate included.
         return again(MESSAGE_DOCUMENT_UNREADABLE, Reason.DOCUMENT_INVALID)
+    if document.zones_agree is False:
+        # The printed date of birth or expiry is not the machine-readable one: which one to trust is unclear.
+        return again(MESSAGE_ZONES_DISAGREE, Reason.DOCUMENT_INVALID)
     true_age = age_on(document.birthdate, today)
     read = {
         "document_kind": document.kind,

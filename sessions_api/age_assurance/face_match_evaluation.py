@@ -27,6 +27,7 @@ from .statistics import clopper_pearson_upper
 
 TARGET_FALSE_MATCH_RATE = 0.01
 NEAR_AGE_GAP = 10  # years: the pairs "within 10 years of each other"
+ADULT_AGE = 18  # both photos at this age or over: what a live adult against their document looks like
 CSV_COLUMNS = ["file_a", "file_b", "same_person", "age_gap", "score", "match"]
 _PAIRS_NAME = re.compile(r"^(?P<person>\d+)A(?P<age>\d{1,3})", re.IGNORECASE)
 _CANDIDATE_THRESHOLDS = np.round(np.arange(0.30, 0.80, 0.005), 3)
@@ -189,11 +190,16 @@ def near(pairs: Iterable[Pair]) -> list[Pair]:
     return [pair for pair in pairs if pair.age_gap <= NEAR_AGE_GAP]
 
 
+def adults(pairs: Iterable[Pair]) -> list[Pair]:
+    return [pair for pair in pairs if min(pair.a.age, pair.b.age) >= ADULT_AGE]
+
+
 @dataclass(frozen=True)
 class Report:
     threshold: float
     overall: Rates
     near: Rates
+    adults_near: Rates
     chosen_on_first_half: float | None
     held_out: Rates | None
     held_out_near: Rates | None
@@ -213,6 +219,7 @@ def summarise(scored: Scored, threshold: float) -> Report:
         threshold=threshold,
         overall=rates(scored.pairs, threshold),
         near=rates(near(scored.pairs), threshold),
+        adults_near=rates(adults(near(scored.pairs)), threshold),
         chosen_on_first_half=chosen,
         held_out=rates(held_out, chosen) if chosen is not None else None,
         held_out_near=rates(near(held_out), chosen) if chosen is not None else None,
@@ -238,6 +245,7 @@ def report_lines(report: Report) -> list[str]:
         f"threshold in force: score >= {report.threshold:.3f} (score = 1 - descriptor distance)",
         _rates_line("all pairs", report.overall),
         _rates_line(f"pairs within {NEAR_AGE_GAP} years", report.near),
+        _rates_line(f"pairs of adults ({ADULT_AGE} or over) within {NEAR_AGE_GAP} years", report.adults_near),
     ]
     if report.chosen_on_first_half is None:
         lines.append(f"held-out check: no threshold keeps the false match rate's upper bound within "

@@ -47,11 +47,10 @@ def face_match_section(*, card: dict[str, str], lines: list[str], command: str) 
         f"- **Licences:** code: {card['code_licence']}; weights: {card['weights_licence']}.",
         f"- **Training data:** {card['training_data']}.",
         "",
-        f"Measured by `{command}` on photos of 41 people across years (a public ageing research set, research "
+        f"Measured by `{command}` on photos of people across years (a public ageing research set, research "
         "use only, not shipped): genuine pairs are two photos of one person, impostor pairs two people. The "
-        "set is mostly children photographed years apart, the hardest case for a face matcher; the false "
-        "non-match rate of adults photographed a few years apart (a live face against a valid document) is "
-        "lower. Its output:",
+        "set is mostly children photographed years apart, the hardest case for a face matcher; the line on "
+        "adults within 10 years is the closest to a live adult against a valid document. Its output:",
         "",
         "```",
         *lines,

@@ -105,3 +105,30 @@ def test_the_same_page_with_another_persons_live_face_ends_document_mismatch(
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "document_mismatch")
     assert body["validateDoc"]["holderMatch"]["passed"] is False and body["validateDoc"]["holderMatch"]["score"] < 0.55
     assert body["liveness"]["isLive"] is True
+
+
+def test_the_camera_takes_the_front_then_the_back_and_hands_over_to_the_head_turns(
+        live_partner, live_base_url, page, screenshot, celery_worker, onboarded):
+    to_the_document_step(page, live_partner, live_base_url, "camera-front-back")
+    page.get_by_role("button", name="Turn on the camera", exact=True).click()
+    page.get_by_role("button", name="Take photo").click()
+    page.get_by_role("button", name="Use this photo").click()
+    page.get_by_role("button", name="Photograph the back").click()
+    page.get_by_role("button", name="Take photo").click()
+    page.get_by_role("button", name="Use this photo").click()
+
+    # Both sides are in the form; under the presence policy the head turns come next and send everything.
+    expect(page.get_by_text("Photo ready. Now turn on the camera for the head turns, below.")).to_be_visible()
+    sides = page.evaluate("['document', 'document_back'].map((name) => "
+                          "document.querySelector(`input[name=${name}]`).files.length)")
+    assert sides == [1, 1]
+    screenshot(page, "doc-05-front-and-back-taken")
+
+    # Without the policy the second picture sends the form at once (Chromium's test pattern reads as nothing).
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(document_presence_required=False)
+    to_the_document_step(page, live_partner, live_base_url, "camera-front-only")
+    page.get_by_role("button", name="Turn on the camera", exact=True).click()
+    page.get_by_role("button", name="Take photo").click()
+    page.get_by_role("button", name="Use this photo").click()
+    page.get_by_role("button", name="No back needed").click()
+    expect(page.get_by_text("Attempt 2 of 3")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)

@@ -171,8 +171,9 @@ def passport_page(birthdate: datetime.date, *, expiry: datetime.date | None = No
     """A passport data page (TD3 MRZ) whose portrait is `person` (tests.support.faces.PORTRAITS)."""
     expiry = expiry or datetime.date(2035, 1, 1)
     lines = td3_lines(birth=birthdate.strftime("%y%m%d"), expiry=expiry.strftime("%y%m%d"))
+    printed = (birthdate.strftime("%d.%m.%Y"), expiry.strftime("%d.%m.%Y"))  # the visual zone agrees with the MRZ
     return {"name": "passport.jpg", "mimeType": "image/jpeg",
-            "buffer": encode(mrz_card(lines, portrait=PORTRAITS[person]()[0]))}
+            "buffer": encode(mrz_card(lines, portrait=PORTRAITS[person]()[0], printed=printed))}
 
 
 def send_document_with_head_turns(page, photo: dict, *, person: str = "astronaut", screenshot=None,

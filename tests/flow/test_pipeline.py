@@ -18,7 +18,7 @@ from PIL import Image
 from sessions_api.models import SessionEvent
 from tests.factories import session_past_expiry
 from tenants.models import Tenant
-from tests.support.documents import aamva_payload, encode, licence_front, pdf417_card
+from tests.support.documents import aamva_payload, encode, licence_front, mrz_card, pdf417_card, td3_lines
 from tests.support.faces import astronaut_portrait, challenge_frames, still_frames
 from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_document_with_head_turns, post_selfie
 from tests.support.waiting import wait_until
@@ -222,3 +222,18 @@ def test_a_session_that_expires_while_its_selfie_waits_for_analysis_ends_expired
     session = visitor.session
     assert (session.status, session.reason) == ("denied", "expired")
     assert [e.to_status for e in SessionEvent.objects.filter(session=session)] == ["processing", "denied"]
+
+
+def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, celery_worker):
+    visitor = open_flow(api, age_limit=18)
+    visitor.client.post("/flow/no-camera")
+    birth = years_ago(30)
+    lines = td3_lines(birth=birth.strftime("%y%m%d"), expiry="350101")
+    forged = (birth.replace(year=birth.year - 4).strftime("%d.%m.%Y"), "01.01.2035")  # the print says 34
+
+    post_document_with_head_turns(visitor, encode(mrz_card(lines, portrait=astronaut_portrait()[0], printed=forged)),
+                                  challenge_frames)
+    session = analysed(visitor)
+
+    assert (session.status, session.document_attempts) == ("requires_doc", 1)
+    assert "dates printed on your document do not match" in visitor.client.get("/flow/document").content.decode()

@@ -232,3 +232,13 @@ def test_third_unreadable_document_denies_as_attempts_exceeded():
     decision = document(Retake("Hold the photo page flat."), attempts_so_far=2)
 
     assert (decision.to_status, decision.reason) == ("denied", "attempts_exceeded")
+
+
+def test_printed_dates_that_disagree_with_the_machine_readable_ones_are_retaken_then_denied_invalid():
+    disagreeing = DocumentData(kind="mrz_td3", birthdate=datetime.date(1990, 5, 1), expiry_date=datetime.date(2030, 1, 1),
+                               checks_valid=True, problem=None, zones_agree=False)
+
+    first = document(disagreeing)
+    assert first.to_status == "requires_doc" and "dates printed on your document" in first.retake_message
+    last = document(disagreeing, attempts_so_far=2)
+    assert (last.to_status, last.reason, last.results) == ("denied", "document_invalid", None)

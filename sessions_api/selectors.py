@@ -7,7 +7,7 @@ from typing import NamedTuple
 from django.db.models import Q
 from django.utils import timezone
 
-from tenants.hot_sql import fetch_one
+from tenants.hot_sql import fetch_one, hot_sql_applies
 from tenants.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
@@ -138,10 +138,16 @@ def _session_read_sql() -> str:
     )
 
 
-def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> SessionRead:
-    """The session as the API shows it, in one query; the same rules as `session_get`, which does the expiry."""
+def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> SessionRead | VerificationSession:
+    """The session as the API shows it, in one query; the same rules as `session_get`, which does the expiry.
+
+    The raw row is PostgreSQL's: on the demo's SQLite, whose driver gives naive datetimes and 0/1 for
+    booleans, the ORM reads it (the representation takes either).
+    """
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
+    if not hot_sql_applies():
+        return session_get(session_id=session_id, tenant=tenant, mode=mode)
     row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
     if row is None:
         raise SessionNotFound(session_id)

@@ -22,6 +22,11 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, Operatio
 from django.db.models import JSONField
 
 
+def hot_sql_applies() -> bool:
+    """Whether the default database is PostgreSQL, whose rows the hot reads' callers expect."""
+    return connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
+
+
 def fetch_one(sql: str, params: list):
     """The first row of a read-only `sql` with `%s` placeholders, or None."""
     connection = connections[DEFAULT_DB_ALIAS]

@@ -14,7 +14,8 @@ a restart still costs no request:
 - an insert outside a transaction carries its own new primary key: if the first attempt did commit
   before the connection broke, the second one meets that key (a unique violation) and the row is
   there, so the insert counts as done. Inside a transaction nothing is retried.
-Elsewhere (SQLite in the demo) these are ordinary Django queries.
+Elsewhere (SQLite in the demo) the insert is an ordinary Django query, and the reads' callers use
+the ORM instead (`hot_sql_applies`): SQLite's driver gives naive datetimes and 0/1 for booleans.
 """
 import time
 
@@ -28,12 +29,8 @@ def hot_sql_applies() -> bool:
 
 
 def fetch_one(sql: str, params: list):
-    """The first row of a read-only `sql` with `%s` placeholders, or None."""
+    """The first row of a read-only `sql` with `%s` placeholders, or None; PostgreSQL only (`hot_sql_applies`)."""
     connection = connections[DEFAULT_DB_ALIAS]
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchone()
     return _with_folded_check(connection, lambda: _execute_prepared(connection, sql, params, fetch=True))
 
 
@@ -41,7 +38,7 @@ def insert_row(model, values: dict) -> None:
     """INSERT one row of `model` from {field attname: Python value}, every concrete field given, its pk new."""
     connection = connections[DEFAULT_DB_ALIAS]
     sql, fields, prepared = _insert_statement(model)
-    if connection.vendor != "postgresql":
+    if not hot_sql_applies():
         params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)

@@ -63,7 +63,16 @@ def flow_cookie_set(response, session, *, channel: str = "web", target: str = ""
 
 
 def flow_cookie_read(request) -> FlowCookie | None:
-    """The cookie's session and channel, or None when it is absent, tampered with or too old."""
+    """The cookie's session and channel, or None when it is absent, tampered with or too old.
+
+    Checked once per request: the view, the template context and the embedding middleware all ask.
+    """
+    if not hasattr(request, "_flow_cookie"):
+        request._flow_cookie = _flow_cookie_verified(request)
+    return request._flow_cookie
+
+
+def _flow_cookie_verified(request) -> FlowCookie | None:
     try:
         value = request.get_signed_cookie(COOKIE_NAME, default=None, salt=COOKIE_SALT, max_age=_SIGNATURE_MAX_AGE)
     except signing.BadSignature:

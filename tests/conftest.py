@@ -92,6 +92,7 @@ def receiver(_receiver_server, settings, tls_files):
     """A real HTTPS partner endpoint on loopback, emptied, that the webhook sender may reach and trusts."""
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
     settings.WEBHOOK_CA_BUNDLE = str(tls_files.ca_bundle)
+    _receiver_server.close_connections()  # each test starts with new connections: no handshake is skipped
     _receiver_server.reset()
     yield _receiver_server
     _receiver_server.reset()

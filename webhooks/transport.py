@@ -4,8 +4,19 @@ Transport knows nothing of deliveries or signing; it takes bytes and headers and
 The host is resolved once, every address is checked (webhooks.egress), and the socket connects to a
 checked address, while TLS still verifies the certificate for the hostname (SNI included): there is
 no second lookup an attacker's DNS could answer differently (no rebinding window).
+
+A connection whose exchange ended cleanly is kept for the next POST to the same host, port and CA
+bundle (HTTP/1.1 keep-alive, see `_IdleConnections`): a TLS handshake costs more CPU than the rest of
+a delivery. It was connected to an address checked when it was opened, so reusing it makes no DNS
+lookup at all, and the address is checked again against the egress policy of the moment. A reused
+connection that the receiver had closed while it was idle fails before any byte of an answer arrives;
+the POST is then made once more on a new connection. That receiver may, rarely, have read the first
+request before closing: it then gets the same `webhook-id` twice, which delivery allows anyway (it is
+at-least-once and receivers de-duplicate).
 """
 import http.client
+import os
+import select
 import socket
 import ssl
 import threading
@@ -121,17 +132,21 @@ def _resolve(host: str, port: int, *, deadline: float) -> list[tuple]:
 def _checked_addresses(host: str, port: int, *, deadline: float) -> list[tuple]:
     """Resolve once; refuse the whole target if any address is not public (a mixed answer is a red flag)."""
     infos = _resolve(host, port, deadline=deadline)
-    if not private_targets_allowed():
-        for *_, sockaddr in infos:
-            address = sockaddr[0]
-            try:
-                public = ip_is_public(address)
-            except ValueError:
-                public = False
-            if not public:
-                where = host if address == host else f"{host} resolves to {address}, which"
-                raise DeliveryRefused(f"{where} is not a public address")
+    for *_, sockaddr in infos:
+        _refuse_unless_allowed(host, sockaddr[0])
     return [(family, sockaddr) for family, _, _, _, sockaddr in infos]
+
+
+def _refuse_unless_allowed(host: str, address: str) -> None:
+    if private_targets_allowed():
+        return
+    try:
+        public = ip_is_public(address)
+    except ValueError:
+        public = False
+    if not public:
+        where = host if address == host else f"{host} resolves to {address}, which"
+        raise DeliveryRefused(f"{where} is not a public address")
 
 
 def _connect(addresses: list[tuple], *, connect_timeout: float, deadline: float) -> socket.socket:
@@ -174,6 +189,122 @@ def _describe(exc: BaseException, total_timeout: float) -> str:
     return text[:_ERROR_MAX]
 
 
+@dataclass
+class _Connection:
+    """An HTTPS connection made by this module: its TLS socket (for the deadline) and the checked address."""
+
+    http: http.client.HTTPSConnection
+    tls: _DeadlineSSLSocket
+    address: str
+    idle_since: float = 0.0
+
+
+# Idle connections are dropped after this long: below the keep-alive timeout of common servers
+# (nginx 75 s, Apache 5 s is the exception: its closes are caught by the one retry), so a reused
+# one is rarely already closed at the other end.
+IDLE_SECONDS = 30.0
+IDLE_PER_TARGET = 32  # as many as a worker's threads may send to one receiver at once
+IDLE_TOTAL = 256
+
+
+class _IdleConnections:
+    """Per process, thread-safe: the idle keep-alive connections by (host, port, CA bundle).
+
+    The CA bundle is part of the key: a connection whose certificate was trusted under one bundle is
+    never used for a POST that trusts another.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._idle: dict[tuple, list[_Connection]] = {}
+        self._count = 0
+
+    def take(self, key: tuple) -> _Connection | None:
+        """The most recently used idle connection to `key` still open, or None."""
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                stack = self._idle.get(key)
+                if not stack:
+                    return None
+                connection = stack.pop()
+                self._count -= 1
+            if now - connection.idle_since < IDLE_SECONDS and _still_open(connection.tls):
+                return connection
+            connection.http.close()
+
+    def give(self, key: tuple, connection: _Connection) -> None:
+        connection.idle_since = time.monotonic()
+        with self._lock:
+            stack = self._idle.setdefault(key, [])
+            if len(stack) < IDLE_PER_TARGET and self._count < IDLE_TOTAL:
+                stack.append(connection)
+                self._count += 1
+                return
+            expired = self._drop_expired(connection.idle_since)
+        for old in expired:
+            old.http.close()
+        connection.http.close()  # full: new connections are opened for the peaks
+
+    def _drop_expired(self, now: float) -> list[_Connection]:
+        expired = []
+        for key, stack in list(self._idle.items()):
+            fresh = [c for c in stack if now - c.idle_since < IDLE_SECONDS]
+            expired += [c for c in stack if now - c.idle_since >= IDLE_SECONDS]
+            if fresh:
+                self._idle[key] = fresh
+            else:
+                del self._idle[key]
+        self._count -= len(expired)
+        return expired
+
+    def forget_all(self) -> None:
+        """After a fork: the parent's sockets are not this process's to use."""
+        self._lock = threading.Lock()
+        self._idle = {}
+        self._count = 0
+
+
+_idle_connections = _IdleConnections()
+os.register_at_fork(after_in_child=_idle_connections.forget_all)
+
+
+def _still_open(tls: ssl.SSLSocket) -> bool:
+    """An idle connection has nothing to read; if it has, the receiver closed it (or sent garbage)."""
+    try:
+        readable, _, _ = select.select([tls], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable and not tls.pending()
+
+
+def _open(host: str, port: int, *, ca_bundle: str | None, connect_timeout: float, deadline: float) -> _Connection:
+    addresses = _checked_addresses(host, port, deadline=deadline)
+    raw = _connect(addresses, connect_timeout=connect_timeout, deadline=deadline)
+    address = raw.getpeername()[0]
+    try:
+        tls = _tls_context(ca_bundle).wrap_socket(raw, server_hostname=host, do_handshake_on_connect=False)
+    except BaseException:
+        raw.close()
+        raise
+    tls.deadline = deadline
+    # http.client does not connect when given a socket, so it can never follow a name to another address;
+    # without auto_open it does not reconnect by name either once the socket is gone.
+    connection = http.client.HTTPSConnection(host, port, context=_tls_context(ca_bundle))
+    connection.auto_open = 0
+    connection.sock = tls
+    try:
+        tls.do_handshake()
+    except BaseException:
+        connection.close()
+        raise
+    return _Connection(http=connection, tls=tls, address=address)
+
+
+# How a kept connection the receiver has closed fails before any answer: on sending, or at the status line.
+_CLOSED_WHILE_IDLE = (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+
 def https_post(
     url: str, *, body: bytes, headers: dict[str, str], connect_timeout: float, total_timeout: float,
     ca_bundle: str | None = None,
@@ -185,32 +316,58 @@ def https_post(
     def elapsed_ms() -> int:
         return int((time.monotonic() - started) * 1000)
 
-    connection = None
     try:
         host, port, path = _split_target(url)
-        addresses = _checked_addresses(host, port, deadline=deadline)
-        raw = _connect(addresses, connect_timeout=connect_timeout, deadline=deadline)
+        key = (host, port, ca_bundle)
+        kept = _idle_connections.take(key)
+        if kept is not None:
+            try:
+                _refuse_unless_allowed(host, kept.address)  # the egress policy of now, not of when it was opened
+            except DeliveryRefused:
+                kept.http.close()
+                raise
+            try:
+                return _exchange(kept, key, path, body=body, headers=headers, deadline=deadline,
+                                 elapsed_ms=elapsed_ms)
+            except _ClosedWhileIdle:
+                pass  # once more below, on a new connection
+        connection = _open(host, port, ca_bundle=ca_bundle, connect_timeout=connect_timeout, deadline=deadline)
         try:
-            tls = _tls_context(ca_bundle).wrap_socket(raw, server_hostname=host, do_handshake_on_connect=False)
-        except BaseException:
-            raw.close()
-            raise
-        tls.deadline = deadline
-        # http.client does not connect when given a socket, so it can never follow a name to another address.
-        connection = http.client.HTTPSConnection(host, port, context=_tls_context(ca_bundle))
-        connection.sock = tls
-        tls.do_handshake()
-        connection.request("POST", path, body=body, headers=headers)
-        response = connection.getresponse()
+            return _exchange(connection, key, path, body=body, headers=headers, deadline=deadline,
+                             elapsed_ms=elapsed_ms)
+        except _ClosedWhileIdle as exc:
+            raise exc.__cause__ from None  # a new connection is not "idle": the error is the receiver's
+    except Exception as exc:
+        return PostResult(status_code=None, latency_ms=elapsed_ms(), error=_describe(exc, total_timeout))
+
+
+class _ClosedWhileIdle(Exception):
+    """The connection failed before any byte of an answer: for a kept one, the receiver had closed it."""
+
+
+def _exchange(connection: _Connection, key: tuple, path: str, *, body: bytes, headers: dict[str, str],
+              deadline: float, elapsed_ms) -> PostResult:
+    """One request and its answer on `connection`, which is kept only if the exchange ended cleanly."""
+    connection.tls.deadline = deadline  # each request has its own total deadline, from its own start
+    keep = False
+    try:
+        try:
+            connection.http.request("POST", path, body=body, headers=headers)
+            response = connection.http.getresponse()
+        except _CLOSED_WHILE_IDLE as exc:
+            raise _ClosedWhileIdle() from exc
         excerpt = response.read(RESPONSE_EXCERPT_BYTES)
+        # Kept only if the whole body fit in what is read and the receiver keeps the connection open
+        # (http.client gives up the socket itself on `Connection: close` or an HTTP/1.0 answer).
+        keep = response.isclosed() and not response.will_close and connection.http.sock is not None
         return PostResult(
             status_code=response.status,
             latency_ms=elapsed_ms(),
             # PostgreSQL text cannot hold NUL; the excerpt is for people to read, not a byte-exact copy.
             response_excerpt=excerpt.decode("utf-8", errors="replace").replace("\x00", "\ufffd"),
         )
-    except Exception as exc:
-        return PostResult(status_code=None, latency_ms=elapsed_ms(), error=_describe(exc, total_timeout))
     finally:
-        if connection is not None:
-            connection.close()
+        if keep:
+            _idle_connections.give(key, connection)
+        else:
+            connection.http.close()

@@ -1,4 +1,10 @@
-"""A real HTTPS webhook receiver on loopback, with its own CA and certificate, answering as a test scripts it."""
+"""A real HTTPS webhook receiver on loopback, with its own CA and certificate, answering as a test scripts it.
+
+It speaks HTTP/1.1 keep-alive like a production server: many requests per connection (the sender
+reuses them), unless a reply says `close`; `idle_timeout` makes it close connections left idle that
+long, as servers do.
+"""
+import socket
 import ssl
 import threading
 import time
@@ -30,6 +36,8 @@ class Reply:
     delay: float = 0.0
     trickle: float = 0.0  # seconds between single bytes of the status line, to test a total deadline
     hold: threading.Event | None = None  # wait for this before answering (a receiver that hangs on)
+    close: bool = False  # answer with `Connection: close` and close the connection
+    drop: bool = False  # close the connection without answering (as a server closing it while idle)
 
 
 @dataclass(frozen=True)
@@ -43,8 +51,10 @@ class Received:
 class WebhookReceiver:
     """Records every request, answers from a script (then 200 "ok"); `url()` is its HTTPS address."""
 
-    def __init__(self, tls: TlsFiles, host: str = "127.0.0.1"):
+    def __init__(self, tls: TlsFiles, host: str = "127.0.0.1", idle_timeout: float | None = None):
         self.received: list[Received] = []
+        self.connections = 0  # TCP connections accepted since the last reset
+        self._open: set[socket.socket] = set()
         self.server_names: list[str | None] = []  # the SNI of each TLS handshake, in order
         self._script: deque[Reply] = deque()
         self._lock = threading.Condition()
@@ -52,10 +62,18 @@ class WebhookReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = idle_timeout  # also bounds the handshake and each read, which are quick here
 
             def setup(self):
-                self.request.do_handshake()  # in this request's thread, not the accept loop's
-                super().setup()
+                super().setup()  # sets the timeout
+                self.request.do_handshake()  # in this connection's thread, not the accept loop's
+
+            def finish(self):
+                try:
+                    super().finish()
+                finally:
+                    with receiver._lock:
+                        receiver._open.discard(self.request)
 
             def do_POST(self):  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
@@ -65,6 +83,9 @@ class WebhookReceiver:
                     receiver.received.append(Received(self.path, headers, body, time.time()))
                     reply = receiver._script.popleft() if receiver._script else Reply()
                     receiver._lock.notify_all()
+                if reply.drop:
+                    self.close_connection = True
+                    return
                 if reply.hold is not None:
                     reply.hold.wait(30)
                 time.sleep(reply.delay)
@@ -75,12 +96,14 @@ class WebhookReceiver:
                         self.wfile.flush()
                         time.sleep(reply.trickle)
                 else:
-                    self.wfile.write(status_line)
-                headers = {**reply.headers, "Content-Length": str(len(reply.body)), "Connection": "close"}
+                    self._headers_buffer = [status_line]  # sent with the headers, in one TLS record
+                headers = {**reply.headers, "Content-Length": str(len(reply.body))}
+                if reply.close:
+                    headers["Connection"] = "close"  # send_header also ends this connection's loop
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(reply.body)
+                self._headers_buffer.append(b"\r\n" + reply.body)
+                self.flush_headers()
 
             def log_message(self, *args):
                 pass
@@ -94,7 +117,11 @@ class WebhookReceiver:
 
             def get_request(self):
                 sock, address = self.socket.accept()
-                return context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+                tls = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+                with receiver._lock:
+                    receiver.connections += 1
+                    receiver._open.add(tls)
+                return tls, address
 
             def handle_error(self, request, client_address):
                 pass  # a sender that hangs up on a slow answer is expected here
@@ -115,6 +142,7 @@ class WebhookReceiver:
         with self._lock:
             self.received.clear()
             self.server_names.clear()
+            self.connections = 0
             self._script.clear()
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
@@ -124,6 +152,17 @@ class WebhookReceiver:
                 raise AssertionError(f"receiver got {len(self.received)} requests, expected {count} within {timeout} s")
             return list(self.received)
 
+    def close_connections(self) -> None:
+        """Close every open connection, as a server restarting (or dropping idle ones) does."""
+        with self._lock:
+            open_now = list(self._open)
+        for sock in open_now:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.close_connections()

@@ -1,4 +1,5 @@
-"""The API's hot queries as prepared statements, each in a single PostgreSQL round trip.
+"""The hot queries (the API's, a webhook attempt's claim and record) as prepared statements, each in a single
+PostgreSQL round trip.
 
 Django's cursors bind parameters on the client, so PostgreSQL parses and plans every query again: for
 the session read (a primary-key read with three left joins) planning cost several times the read
@@ -10,7 +11,8 @@ A reused connection is normally checked with a `SELECT 1` before its first query
 (`CONN_HEALTH_CHECKS`). A query made here is its own check: if the connection turns out to be dead
 (PostgreSQL restarted, or dropped it while idle) the query is made once more on a new connection, so
 a restart still costs no request:
-- a read writes nothing, so reading twice is harmless;
+- a read writes nothing, so reading twice is harmless; a statement that writes is made here only if
+  running it twice is harmless too (its caller says why);
 - an insert outside a transaction carries its own new primary key: if the first attempt did commit
   before the connection broke, the second one meets that key (a unique violation) and the row is
   there, so the insert counts as done. Inside a transaction nothing is retried.
@@ -29,7 +31,10 @@ def hot_sql_applies() -> bool:
 
 
 def fetch_one(sql: str, params: list):
-    """The first row of a read-only `sql` with `%s` placeholders, or None; PostgreSQL only (`hot_sql_applies`)."""
+    """The first row of `sql` with `%s` placeholders, or None; PostgreSQL only (`hot_sql_applies`).
+
+    `sql` reads, or writes in a way that is harmless to repeat: a reused connection found dead runs it again.
+    """
     connection = connections[DEFAULT_DB_ALIAS]
     return _with_folded_check(connection, lambda: _execute_prepared(connection, sql, params, fetch=True))
 

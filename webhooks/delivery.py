@@ -11,6 +11,9 @@ For the same reason neither transaction waits for its commit to reach the disk (
 visible to every other connection). A database crash can lose the last fraction of a second of them,
 and what that loses is what a worker dying mid-attempt loses: a claim or an outcome, so the delivery
 is attempted again. Nothing else is written this way; sessions and the outbox rows themselves are not.
+
+On PostgreSQL each of the two is a single statement (webhooks.attempt_sql): one round trip each, the
+whole of an attempt's database work. Elsewhere (SQLite in the demo) they are ORM transactions.
 """
 import logging
 import random
@@ -19,11 +22,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from tenants.hot_sql import hot_sql_applies
 from tenants.selectors import webhook_signing_secrets
 
+from .attempt_sql import attempt_claim, attempt_record
 from .concurrency import deferral_countdown, tenant_slots
 from .models import WebhookAttempt, WebhookDelivery
 from .selectors import delivery_tenant_id
@@ -61,21 +66,16 @@ class _Claim:
     secrets: list[str]
 
 
-def _without_commit_wait() -> None:
-    """This transaction's commit does not wait for the disk (see the module's docstring for why that is safe).
-
-    Only when it is a transaction of its own: inside a caller's transaction the setting would cover the
-    caller's writes too.
-    """
-    if connection.vendor == "postgresql" and len(connection.atomic_blocks) == 1:
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
 def _claim(delivery_id: str) -> _Claim | None:
     now = timezone.now()
+    lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
+    if hot_sql_applies():
+        delivery = attempt_claim(delivery_id=delivery_id, now=now, lease_end=lease_end, lost_error=LOST_ATTEMPT_ERROR)
+        if delivery is None:
+            return None
+        return _Claim(delivery=delivery, number=delivery.attempt_count,
+                      secrets=webhook_signing_secrets(delivery.tenant, delivery.mode))
     with transaction.atomic():
-        _without_commit_wait()
         delivery = (
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("tenant")
@@ -88,7 +88,6 @@ def _claim(delivery_id: str) -> _Claim | None:
             delivery=delivery, status_code__isnull=True, latency_ms__isnull=True, error=""
         ).update(error=LOST_ATTEMPT_ERROR)
         number = delivery.attempt_count + 1
-        lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
         WebhookDelivery.objects.filter(pk=delivery.pk).update(
             attempt_count=number, next_attempt_at=lease_end, queued_at=None
         )
@@ -127,9 +126,11 @@ def _send(claim: _Claim) -> PostResult:
 
 
 def _record(claim: _Claim, result: PostResult) -> None:
+    if hot_sql_applies():
+        _record_in_one_statement(claim, result)
+        return
     now = timezone.now()
     with transaction.atomic():
-        _without_commit_wait()
         delivery = WebhookDelivery.objects.select_for_update().get(pk=claim.delivery.pk)
         WebhookAttempt.objects.filter(delivery=delivery, number=claim.number).update(
             status_code=result.status_code,
@@ -152,11 +153,38 @@ def _record(claim: _Claim, result: PostResult) -> None:
                 delivery.next_attempt_at = None
             else:
                 delivery.next_attempt_at = now + wait
-                if wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
-                    from .services import queue_attempt
-
-                    transaction.on_commit(lambda: queue_attempt(delivery.pk, countdown=wait.total_seconds()))
+                _queue_retry_soon(claim, wait)
         delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
+
+
+def _record_in_one_statement(claim: _Claim, result: PostResult) -> None:
+    now = timezone.now()
+    delivery = claim.delivery
+    wait = None
+    if result.succeeded:
+        status, delivered_at, next_attempt_at = WebhookDelivery.Status.DELIVERED, now, None
+    else:
+        wait = next_retry_after(claim.number - delivery.cycle_first_attempt + 1)
+        if wait is None:
+            status, delivered_at, next_attempt_at = WebhookDelivery.Status.FAILED, None, None
+        else:
+            status, delivered_at, next_attempt_at = WebhookDelivery.Status.PENDING, None, now + wait
+    decided = attempt_record(
+        delivery=delivery, number=claim.number, status_code=result.status_code, latency_ms=result.latency_ms,
+        error=result.error, response_excerpt=result.response_excerpt, succeeded=result.succeeded, status=status,
+        delivered_at=delivered_at, next_attempt_at=next_attempt_at,
+    )
+    if decided and wait is not None:
+        _queue_retry_soon(claim, wait)
+
+
+def _queue_retry_soon(claim: _Claim, wait: timedelta) -> None:
+    if wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
+        from .services import queue_attempt
+
+        delivery = claim.delivery
+        transaction.on_commit(
+            lambda: queue_attempt(delivery.pk, tenant_id=delivery.tenant_id, countdown=wait.total_seconds()))
 
 
 def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
@@ -174,9 +202,14 @@ def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
     return result
 
 
-def webhook_delivery_attempt_in_share(*, delivery_id: str, deferrals: int = 0) -> PostResult | None:
-    """The attempt, if the delivery's tenant has a free slot in this worker; else it goes back on the queue."""
-    tenant_id = delivery_tenant_id(delivery_id)
+def webhook_delivery_attempt_in_share(
+    *, delivery_id: str, tenant_id: str | None = None, deferrals: int = 0
+) -> PostResult | None:
+    """The attempt, if the delivery's tenant has a free slot in this worker; else it goes back on the queue.
+
+    `tenant_id` comes with the task (a query less per attempt); messages queued without it look it up.
+    """
+    tenant_id = tenant_id or delivery_tenant_id(delivery_id)
     if tenant_id is None:
         return None
     with tenant_slots.hold(tenant_id) as held:
@@ -184,5 +217,5 @@ def webhook_delivery_attempt_in_share(*, delivery_id: str, deferrals: int = 0) -
             return webhook_delivery_attempt(delivery_id=delivery_id)
     from .services import queue_attempt
 
-    queue_attempt(delivery_id, countdown=deferral_countdown(deferrals), deferrals=deferrals + 1)
+    queue_attempt(delivery_id, tenant_id=tenant_id, countdown=deferral_countdown(deferrals), deferrals=deferrals + 1)
     return None

@@ -17,16 +17,17 @@ from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 logger = logging.getLogger(__name__)
 
 
-def queue_attempt(delivery_id: str, *, countdown: float | None = None, deferrals: int = 0) -> bool:
+def queue_attempt(delivery_id: str, *, tenant_id: str, countdown: float | None = None, deferrals: int = 0) -> bool:
     """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up).
 
+    `tenant_id` travels with it, so the worker knows whose share the attempt takes without a query.
     `deferrals` counts how often the attempt was put back because its tenant's share of a worker was busy.
     """
     from .tasks import webhook_delivery_attempt_task
 
     if redis_recently_failed():  # Redis just failed: do not make this request wait on it again
         return False
-    kwargs = {"deferrals": deferrals} if deferrals else {}
+    kwargs = {"tenant_id": tenant_id, **({"deferrals": deferrals} if deferrals else {})}
     try:
         webhook_delivery_attempt_task.apply_async((delivery_id,), kwargs, countdown=countdown)
     except Exception as exc:  # any broker failure: the row is committed and still due, nothing is lost
@@ -47,14 +48,14 @@ def delivery_enqueue(
         tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), mode=mode, subject_ref=subject_ref,
         queued_at=timezone.now(),
     )
-    transaction.on_commit(lambda: _queue_or_leave_to_sweep(delivery.pk))
+    transaction.on_commit(lambda: _queue_or_leave_to_sweep(delivery.pk, tenant.pk))
     return delivery
 
 
-def _queue_or_leave_to_sweep(delivery_id: str) -> None:
+def _queue_or_leave_to_sweep(delivery_id: str, tenant_id: str) -> None:
     # Marked queued when written, so a busy worker's backlog is not doubled by the sweep; if the
     # publish fails, the mark goes, and the next sweep (within 15 s) queues it.
-    if not queue_attempt(delivery_id):
+    if not queue_attempt(delivery_id, tenant_id=tenant_id):
         WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
 
 
@@ -83,7 +84,7 @@ def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
     locked.queued_at = now
     locked.cycle_first_attempt = locked.attempt_count + 1
     locked.save(update_fields=["status", "next_attempt_at", "delivered_at", "queued_at", "cycle_first_attempt"])
-    transaction.on_commit(lambda: _queue_or_leave_to_sweep(locked.pk))
+    transaction.on_commit(lambda: _queue_or_leave_to_sweep(locked.pk, locked.tenant_id))
     return locked
 
 
@@ -97,16 +98,17 @@ def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER_SECONDS)
     with transaction.atomic():
-        due_ids = list(
+        due = list(
             WebhookDelivery.objects.select_for_update(skip_locked=True)
             .filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
             .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=requeue_before))
             .order_by("next_attempt_at")
-            .values_list("pk", flat=True)[:batch_size]
+            .values_list("pk", "tenant_id")[:batch_size]
         )
+        due_ids = [delivery_id for delivery_id, _ in due]
         WebhookDelivery.objects.filter(pk__in=due_ids).update(queued_at=now)
-    for index, delivery_id in enumerate(due_ids):
-        if not queue_attempt(delivery_id):
+    for index, (delivery_id, tenant_id) in enumerate(due):
+        if not queue_attempt(delivery_id, tenant_id=tenant_id):
             # The broker is down: let the next sweep pick the rest up at once, not after the requeue wait.
             WebhookDelivery.objects.filter(pk__in=due_ids[index:]).update(queued_at=None)
             return index

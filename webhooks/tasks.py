@@ -3,10 +3,10 @@ from celery import shared_task
 
 
 @shared_task(name="webhooks.tasks.webhook_delivery_attempt_task", ignore_result=True)
-def webhook_delivery_attempt_task(delivery_id: str, deferrals: int = 0) -> None:
+def webhook_delivery_attempt_task(delivery_id: str, deferrals: int = 0, tenant_id: str | None = None) -> None:
     from .delivery import webhook_delivery_attempt_in_share
 
-    webhook_delivery_attempt_in_share(delivery_id=delivery_id, deferrals=deferrals)
+    webhook_delivery_attempt_in_share(delivery_id=delivery_id, tenant_id=tenant_id, deferrals=deferrals)
 
 
 @shared_task(name="webhooks.tasks.webhook_deliveries_sweep", ignore_result=True)

@@ -1,0 +1,97 @@
+"""An attempt's claim and its record as one PostgreSQL statement each (the worker's hot path; see delivery.py).
+
+Through the ORM an attempt took about sixteen round trips (a transaction of six statements to claim,
+one of five to record, a health check) and milliseconds of SQL compilation. Here each is a single
+prepared statement of data-modifying CTEs (tenants.hot_sql), which is its own transaction and its
+own connection health check. Each is safe to run twice, which hot_sql does when a reused connection
+turns out dead: a second claim finds the row leased and claims nothing (the lease's end lets the
+sweep send it), a second record writes the same outcome again or finds the delivery already settled.
+
+`set_config('synchronous_commit', 'off', true)` inside the statement applies to the transaction the
+statement is, so its commit does not wait for the disk, as delivery.py explains; inside a caller's
+transaction (a test's) the setting is left as it is, or it would cover the caller's writes too.
+"""
+from datetime import datetime
+
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from tenants.hot_sql import fetch_one
+from tenants.models import Tenant
+
+from .models import WebhookDelivery
+
+_NO_COMMIT_WAIT = ("set_config('synchronous_commit', CASE WHEN %s THEN 'off' "
+                   "ELSE current_setting('synchronous_commit') END, true)")
+
+_CLAIM = f"""
+WITH due AS (
+    SELECT id FROM webhooks_webhookdelivery
+    WHERE id = %s AND status = 'pending' AND next_attempt_at <= %s
+    FOR UPDATE SKIP LOCKED
+), lost AS (
+    UPDATE webhooks_webhookattempt SET error = %s
+    WHERE delivery_id = (SELECT id FROM due) AND status_code IS NULL AND latency_ms IS NULL AND error = ''
+), claimed AS (
+    UPDATE webhooks_webhookdelivery AS d
+    SET attempt_count = d.attempt_count + 1, next_attempt_at = %s, queued_at = NULL
+    FROM due WHERE d.id = due.id
+    RETURNING d.id, d.tenant_id, d.url, d.payload, d.mode, d.attempt_count, d.cycle_first_attempt
+), attempt AS (
+    INSERT INTO webhooks_webhookattempt (delivery_id, number, attempted_at, error, response_excerpt)
+    SELECT id, attempt_count, %s, '', '' FROM claimed
+)
+SELECT c.tenant_id, c.url, c.payload, c.mode, c.attempt_count, c.cycle_first_attempt, t.webhooks_enabled,
+       t.webhook_secret, t.webhook_secret_previous, t.webhook_secret_previous_expires_at,
+       t.test_webhook_secret, t.test_webhook_secret_previous, t.test_webhook_secret_previous_expires_at,
+       {_NO_COMMIT_WAIT}
+FROM claimed AS c JOIN tenants_tenant AS t ON t.id = c.tenant_id
+"""
+
+_TENANT_FIELDS = ("webhooks_enabled", "webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at",
+                  "test_webhook_secret", "test_webhook_secret_previous", "test_webhook_secret_previous_expires_at")
+
+# The outcome of a failed attempt counts only if it is still the latest attempt of the same retry cycle:
+# after a lease ran out, a later attempt decides; after a re-send, the delivery is already due again.
+_RECORD = f"""
+WITH outcome AS (
+    UPDATE webhooks_webhookattempt
+    SET status_code = %s, latency_ms = %s, error = %s, response_excerpt = %s
+    WHERE delivery_id = %s AND number = %s
+    RETURNING {_NO_COMMIT_WAIT}
+)
+UPDATE webhooks_webhookdelivery
+SET status = %s, delivered_at = COALESCE(%s, delivered_at), next_attempt_at = %s
+FROM outcome
+WHERE id = %s AND status = 'pending' AND (%s OR (attempt_count = %s AND cycle_first_attempt = %s))
+RETURNING id
+"""
+
+
+def _commit_without_wait() -> bool:
+    return not connections[DEFAULT_DB_ALIAS].in_atomic_block
+
+
+def attempt_claim(*, delivery_id: str, now: datetime, lease_end: datetime,
+                  lost_error: str) -> WebhookDelivery | None:
+    """Claim the next attempt of a due, unclaimed delivery: the delivery (its tenant loaded) with
+    `attempt_count` its number, or None when there is nothing to claim."""
+    row = fetch_one(_CLAIM, [delivery_id, now, lost_error, lease_end, now, _commit_without_wait()])
+    if row is None:
+        return None
+    tenant_id, url, payload, mode, number, cycle_first_attempt, *tenant_values, _ = row
+    tenant = Tenant(id=tenant_id, **dict(zip(_TENANT_FIELDS, tenant_values)))
+    return WebhookDelivery(id=delivery_id, tenant=tenant, url=url, payload=payload, mode=mode,
+                           status=WebhookDelivery.Status.PENDING, attempt_count=number,
+                           cycle_first_attempt=cycle_first_attempt)
+
+
+def attempt_record(*, delivery: WebhookDelivery, number: int, status_code: int | None, latency_ms: int, error: str,
+                   response_excerpt: str, succeeded: bool, status: str, delivered_at: datetime | None,
+                   next_attempt_at: datetime | None) -> bool:
+    """Write the attempt's outcome and the delivery's new state; False when the delivery's state was
+    not this attempt's to decide (settled already, or a later attempt or a re-send came since)."""
+    row = fetch_one(_RECORD, [
+        status_code, latency_ms, error, response_excerpt, delivery.id, number, _commit_without_wait(),
+        status, delivered_at, next_attempt_at, delivery.id, succeeded, number, delivery.cycle_first_attempt,
+    ])
+    return row is not None

@@ -281,6 +281,10 @@ def _still_open(tls: ssl.SSLSocket) -> bool:
 def _open(host: str, port: int, *, ca_bundle: str | None, connect_timeout: float, deadline: float) -> _Connection:
     addresses = _checked_addresses(host, port, deadline=deadline)
     raw = _connect(addresses, connect_timeout=connect_timeout, deadline=deadline)
+    # http.client writes a request's headers and body separately; on a kept connection Nagle's algorithm
+    # would hold the body back until the receiver's delayed ACK (tens of ms). HTTPConnection.connect sets
+    # this too, but it is not called here.
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     address = raw.getpeername()[0]
     try:
         tls = _tls_context(ca_bundle).wrap_socket(raw, server_hostname=host, do_handshake_on_connect=False)

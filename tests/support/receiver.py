@@ -62,6 +62,7 @@ class WebhookReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # a trickled status line goes out byte by byte, as scripted
             timeout = idle_timeout  # also bounds the handshake and each read, which are quick here
 
             def setup(self):

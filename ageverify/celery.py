@@ -12,14 +12,29 @@ app.autodiscover_tasks()
 
 
 @celeryd_init.connect
-def _worker_broker_timeouts(conf=None, **_kwargs):
+def _worker_broker_options(conf=None, options=None, **_kwargs):
     # Web requests give up on Redis after REDIS_REQUEST_TIMEOUT; a worker's consumer blocks on the
     # broker by design (BRPOP) and its teardown drains a pending read, so it waits a little longer.
     from django.conf import settings
 
-    conf.broker_transport_options = {
-        **conf.broker_transport_options, "socket_timeout": settings.CELERY_WORKER_BROKER_SOCKET_TIMEOUT,
-    }
+    transport_options = {**conf.broker_transport_options, "socket_timeout": settings.CELERY_WORKER_BROKER_SOCKET_TIMEOUT}
+    if _queues(options) == ["webhooks"]:
+        # A delivery worker does without the Redis transport's acknowledgement emulation: kombu keeps
+        # each message taken in an `unacked` hash and index until it is acknowledged, two Redis
+        # transactions per message on the consumer's single thread, about a third of what a delivery
+        # worker process can do (bench/webhooks.py). What it guards against, a worker dying with
+        # messages it took, the outbox covers for this queue: a delivery whose message is lost is still
+        # due in the database and the sweep queues it again after WEBHOOK_REQUEUE_AFTER_SECONDS (60 s,
+        # where the broker would have waited out its 300 s visibility timeout), and the chores on this
+        # queue run again at beat's next tick. Messages taken and not started go back to the queue
+        # at a warm shutdown, as before. The analysis queue keeps the emulation.
+        transport_options["ack_emulation"] = False
+    conf.broker_transport_options = transport_options
+
+
+def _queues(options: dict | None) -> list[str]:
+    queues = (options or {}).get("queues") or []
+    return sorted(queues.split(",") if isinstance(queues, str) else queues)
 
 
 @worker_init.connect

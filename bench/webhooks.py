@@ -59,8 +59,9 @@ def main() -> None:
     parser.add_argument("--hanging", type=int, default=40, help="deliveries to the hanging receiver (0: skip)")
     parser.add_argument("--solo-burst", type=int, default=100,
                         help="burst for the solo-pool comparison run before the main one (0: skip)")
-    parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", ""),
-                        help="queues the worker consumes (-Q), e.g. webhooks; default: the worker's default")
+    parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", "webhooks"),
+                        help="queues the worker consumes (-Q); default: webhooks, as a delivery worker is run "
+                             "(it then does without the broker's ack emulation, see ageverify/celery.py)")
     args = parser.parse_args()
 
     from tests.support.receiver import Reply, WebhookReceiver, make_tls_files

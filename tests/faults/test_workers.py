@@ -113,3 +113,27 @@ def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, pr
     assert _eventually(lambda: visitor.session.status != "processing", timeout=40), worker.output()
     session = VerificationSession.objects.get(pk=visitor.session_id)
     assert (session.status, session.selfie_attempts) == ("initiated", 1)
+
+
+def test_a_webhooks_worker_killed_mid_attempt_has_the_delivery_made_by_the_sweep_after_a_restart(
+    onboarded, private_redis, https_receiver, start_worker, settings
+):
+    # The delivery worker keeps no copy of the messages it took in Redis (no acknowledgement emulation):
+    # the outbox row, still due once the attempt's lease ends, is what brings the delivery back.
+    import redis
+
+    api = ApiClient(onboarded.live_key)
+    settings.WEBHOOK_SEND_LEASE_SECONDS = 1
+    settings.WEBHOOK_REQUEUE_AFTER_SECONDS = 1
+    https_receiver.script(Reply(hold=threading.Event()))  # the first attempt never gets an answer
+    worker = start_worker("webhooks", private_redis.url, extra_env={"WEBHOOK_SEND_LEASE_SECONDS": "1"})
+    with broker_at(private_redis.url):
+        session = finalize_with_webhook(api, https_receiver.url())
+        https_receiver.wait_for(1)
+        assert not redis.Redis.from_url(private_redis.url).exists("unacked"), "no copy of the taken message"
+        worker.kill()
+        worker.start()
+        wait_until(lambda: webhook_deliveries_sweep() >= 0 and delivered([session]), timeout=20, interval=0.5)
+
+    first, second = https_receiver.wait_for(2)
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]

@@ -215,9 +215,7 @@ class _IdleConnections:
     """
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._idle: dict[tuple, list[_Connection]] = {}
-        self._count = 0
+        self.forget_all()
 
     def take(self, key: tuple) -> _Connection | None:
         """The most recently used idle connection to `key` still open, or None."""
@@ -234,17 +232,20 @@ class _IdleConnections:
             connection.http.close()
 
     def give(self, key: tuple, connection: _Connection) -> None:
-        connection.idle_since = time.monotonic()
+        """Keep `connection` for the next POST to `key`, unless as many are kept already (then it is closed)."""
+        now = connection.idle_since = time.monotonic()
         with self._lock:
+            expired = []
+            if now >= self._next_expiry:  # now and then, so connections no POST asks for again are closed too
+                expired = self._drop_expired(now)
+                self._next_expiry = now + IDLE_SECONDS
             stack = self._idle.setdefault(key, [])
-            if len(stack) < IDLE_PER_TARGET and self._count < IDLE_TOTAL:
+            kept = len(stack) < IDLE_PER_TARGET and self._count < IDLE_TOTAL
+            if kept:
                 stack.append(connection)
                 self._count += 1
-                return
-            expired = self._drop_expired(connection.idle_since)
-        for old in expired:
-            old.http.close()
-        connection.http.close()  # full: new connections are opened for the peaks
+        for closing in expired if kept else [*expired, connection]:
+            closing.http.close()
 
     def _drop_expired(self, now: float) -> list[_Connection]:
         expired = []
@@ -259,10 +260,11 @@ class _IdleConnections:
         return expired
 
     def forget_all(self) -> None:
-        """After a fork: the parent's sockets are not this process's to use."""
+        """Start empty; after a fork too: the parent's sockets are not this process's to use."""
         self._lock = threading.Lock()
-        self._idle = {}
+        self._idle: dict[tuple, list[_Connection]] = {}
         self._count = 0
+        self._next_expiry = time.monotonic() + IDLE_SECONDS
 
 
 _idle_connections = _IdleConnections()
@@ -271,8 +273,10 @@ os.register_at_fork(after_in_child=_idle_connections.forget_all)
 
 def _still_open(tls: ssl.SSLSocket) -> bool:
     """An idle connection has nothing to read; if it has, the receiver closed it (or sent garbage)."""
+    poller = select.poll()  # not select(): a busy process may have descriptors past its 1024 limit
     try:
-        readable, _, _ = select.select([tls], [], [], 0)
+        poller.register(tls, select.POLLIN)
+        readable = poller.poll(0)
     except (OSError, ValueError):
         return False
     return not readable and not tls.pending()

@@ -90,3 +90,13 @@ def test_a_kept_connection_to_a_private_address_is_refused_once_private_targets_
     result = post(receiver.url(), ca_bundle=ca_bundle)
     assert result.error == "refused: 127.0.0.1 is not a public address"
     assert len(receiver.received) == 1
+
+
+def test_a_connection_idle_past_the_idle_time_is_not_reused(receiver, ca_bundle, monkeypatch):
+    import webhooks.transport
+
+    monkeypatch.setattr(webhooks.transport, "IDLE_SECONDS", 0.2)
+    assert post(receiver.url(), ca_bundle=ca_bundle).status_code == 200
+    time.sleep(0.3)
+    assert post(receiver.url(), ca_bundle=ca_bundle).status_code == 200
+    assert receiver.connections == 2

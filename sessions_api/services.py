@@ -68,11 +68,17 @@ _SESSION_FIELD_NAMES = [field.attname for field in VerificationSession._meta.con
 _GIVEN = {"tenant_id", "mode", "subject", "age_limit", "callback_url", "cancel_url", "notification_url",
           "token_hash", "expires_at", "created_at", "updated_at"}
 _DEFAULTED = [field for field in VerificationSession._meta.concrete_fields if field.attname not in _GIVEN]
+# Plain values (status, step, counters...) are the same for every session: read once. A callable default
+# (the new id, a fresh list) is called for each session, as Field.get_default does.
+_CALLED_DEFAULTS = [(field.attname, field.default) for field in _DEFAULTED
+                    if field.has_default() and callable(field.default)]
+_CONSTANT_DEFAULTS = {field.attname: field.get_default() for field in _DEFAULTED
+                      if field.attname not in dict(_CALLED_DEFAULTS)}
 
 
 def _new_session_defaults() -> dict:
     """The model's default of each column session_create does not set (a new id, status, step, counters...)."""
-    return {field.attname: field.get_default() for field in _DEFAULTED}
+    return {**_CONSTANT_DEFAULTS, **{name: default() for name, default in _CALLED_DEFAULTS}}
 
 
 def idempotency_records_purge() -> int:

@@ -44,6 +44,15 @@ def test_there_is_one_worker_unit_per_queue_the_tasks_are_routed_to():
     assert routed <= set(queues)
 
 
+def test_the_delivery_worker_unit_runs_the_thread_pool_the_readme_describes():
+    command = exec_start("ageverify-worker-webhooks.service")
+    readme = (DEPLOY.parent / "README.md").read_text()
+
+    assert command[command.index("--pool") + 1] == "threads"
+    assert int(command[command.index("--concurrency") + 1]) == 32
+    assert "celery -A ageverify worker -Q webhooks -n webhooks@%h --pool threads --concurrency 32" in readme
+
+
 def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
     web = exec_start("ageverify-web.service")
     beat = exec_start("ageverify-beat.service")

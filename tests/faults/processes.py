@@ -145,7 +145,7 @@ class CeleryWorker:
     """`celery -A ageverify worker` for one queue, in its own process, pointed at the given broker and database."""
 
     def __init__(self, *, queue: str, broker_url: str, database_url: str, log_dir: Path, extra_env: dict | None = None,
-                 concurrency: int = 1, beat: bool = False):
+                 concurrency: int = 1, pool: str | None = None, beat: bool = False):
         self.queue = queue
         self.log = log_dir / f"worker-{queue}-{time.monotonic_ns()}.log"
         self.env = {
@@ -155,6 +155,8 @@ class CeleryWorker:
         self.command = [sys.executable, "-m", "celery", "-A", "ageverify", "worker", "-Q", queue, "-n",
                         f"{queue}-{time.monotonic_ns()}@fault", "--concurrency", str(concurrency),
                         "--loglevel", "INFO", "--without-gossip", "--without-mingle"]
+        if pool is not None:
+            self.command += ["--pool", pool]
         if beat:
             self.command += ["--beat", "--schedule", str(log_dir / "beat-schedule")]
         self.process = None

@@ -21,7 +21,7 @@ def test_a_hanging_receiver_does_not_delay_another_tenants_first_attempt(
     release = threading.Event()
     hanging.script(Reply(hold=release), Reply(hold=release))
     other = tenant_create(name="Healthy Co", webhooks_enabled=True)
-    start_worker("webhooks", private_redis.url, concurrency=4)  # as the README runs it
+    start_worker("webhooks", private_redis.url, pool="threads", concurrency=32)  # as the README runs it
 
     try:
         with broker_at(private_redis.url):

@@ -35,7 +35,7 @@ def test_redis_killed_while_a_task_runs_and_the_worker_delivers_everything_once_
     api = ApiClient(onboarded.live_key)
     release = threading.Event()
     https_receiver.script(Reply(hold=release))  # the first attempt hangs until Redis is gone
-    worker = start_worker("webhooks", private_redis.url, concurrency=2)
+    worker = start_worker("webhooks", private_redis.url, pool="threads", concurrency=4)  # as deployed
 
     with broker_at(private_redis.url):
         first = finalize_with_webhook(api, https_receiver.url())
@@ -62,7 +62,7 @@ def test_postgresql_restarted_and_no_task_fails_once_it_is_back(
 ):
     api = ApiClient(onboarded.live_key)
     private_db = {"HOST": "127.0.0.1", "PORT": str(private_postgres.port), "NAME": "av"}
-    worker = start_worker("webhooks", private_redis.url, database_url=private_postgres.url)
+    worker = start_worker("webhooks", private_redis.url, database_url=private_postgres.url, pool="threads", concurrency=4)
 
     with broker_at(private_redis.url), database_at(**private_db):
         before = finalize_with_webhook(api, https_receiver.url())

@@ -9,8 +9,8 @@ wrk (Debian's package; installed here if missing) drives baseline, GET and POST 
 the rate limit is raised out of the way. Prints per round and the medians: requests/s, p50/p99, the
 ratios GET/baseline and POST/baseline (goals 0.85 and 0.70), SQL queries per request, and errors
 (any non-2xx answer or socket error fails the run).
-Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (created and migrated here) and
-Redis db 6. The sessions table is first filled to --seed-sessions rows and analyzed (see seed_sessions).
+Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (dropped, created and migrated
+here at every run: each run meets the same tables, not the sessions earlier runs created) and Redis db 6. The sessions table is first filled to --seed-sessions rows and analyzed (see seed_sessions).
 Absolute numbers depend on the machine's load; the ratios of one run are what compare.
 """
 import argparse
@@ -38,6 +38,9 @@ POST_BODY = {"subject": "bench-user", "age_limit": 18, "callback_url": "https://
 
 
 def prepare_environment(args) -> dict:
+    # The benchmark's own database starts anew each run, so that every run meets the same tables; a
+    # database given in DATABASE_URL is only migrated and topped up (seed_sessions).
+    args.own_database = "DATABASE_URL" not in os.environ
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     os.environ.setdefault("REDIS_URL", DEFAULT_REDIS_URL)
     os.environ.setdefault("SECRET_KEY", "bench-secret-key")
@@ -61,13 +64,16 @@ def ensure_wrk() -> str:
     return shutil.which("wrk")
 
 
-def ensure_database() -> None:
+def ensure_database(*, fresh: bool = False) -> None:
+    """Create the database if missing (dropped first when `fresh`), then migrate it."""
     import psycopg
     from psycopg import sql
 
     url = os.environ["DATABASE_URL"]
     name = url.rsplit("/", 1)[1]
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        if fresh:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=REPO, check=True)
@@ -197,7 +203,7 @@ def main() -> None:
 
     wrk = ensure_wrk()
     env = prepare_environment(args)
-    ensure_database()
+    ensure_database(fresh=args.own_database)
     if not port_is_free(args.port):
         raise SystemExit(f"port {args.port} is taken: pass --port")
 

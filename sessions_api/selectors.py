@@ -40,14 +40,13 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related(
         "tenant", "age_estimation", "liveness", "document", "age_credential")
-    if tenant is not None:
-        sessions = sessions.filter(tenant=tenant)
-    if mode is not None:
-        sessions = sessions.filter(mode=mode)
     try:
+        # By id alone, tenant and mode compared here: see _session_read_sql for why not in the query.
         session = sessions.get(pk=session_id)
     except VerificationSession.DoesNotExist:
         raise SessionNotFound(session_id) from None
+    if (tenant is not None and session.tenant_id != tenant.pk) or (mode is not None and session.mode != mode):
+        raise SessionNotFound(session_id)
     if not session.is_final and session_expire_if_due(session) is not session:
         # Expired by this read (or finalized meanwhile): read it again, results and all.
         session = sessions.get(pk=session_id)
@@ -123,7 +122,10 @@ _SESSION_COLUMNS = SessionRead._fields[:12]
 @lru_cache(maxsize=1)
 def _session_read_sql() -> str:
     # Written once from the models' tables: the API's most frequent read runs without ORM compilation,
-    # in one round trip, with the columns the answer shows and no ORDER BY (a primary-key read).
+    # in one round trip, with the columns the answer shows and no ORDER BY (a primary-key read). Only
+    # the id is in the WHERE clause (the caller compares tenant and mode): filtered on the tenant too,
+    # PostgreSQL could plan the read on the tenant's index, for a tenant that had few sessions at the
+    # last ANALYZE, and then scan all its sessions on every read.
     session = VerificationSession._meta.db_table
     age, liveness, document, credential = (model._meta.db_table for model in (
         AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult))
@@ -131,10 +133,11 @@ def _session_read_sql() -> str:
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
         f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
-        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at FROM {session} s "
+        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at, s.tenant_id "
+        f"FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
         f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "
-        "WHERE s.id = %s AND s.tenant_id = %s AND s.mode = %s"
+        "WHERE s.id = %s"
     )
 
 
@@ -148,11 +151,11 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         raise SessionNotFound(session_id)
     if not hot_sql_applies():
         return session_get(session_id=session_id, tenant=tenant, mode=mode)
-    row = fetch_one(_session_read_sql(), [session_id, tenant.pk, mode])
-    if row is None:
+    row = fetch_one(_session_read_sql(), [session_id])
+    if row is None or row[32] != tenant.pk or row[4] != mode:  # tenant_id, mode
         raise SessionNotFound(session_id)
     age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
-    credential_id, *credential = row[24:]
+    credential_id, *credential = row[24:32]
     if row[1] in OPEN_STATUSES and row[6] <= timezone.now():  # status, expires_at
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)

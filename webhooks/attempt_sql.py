@@ -23,11 +23,17 @@ from .models import WebhookDelivery
 _NO_COMMIT_WAIT = ("set_config('synchronous_commit', CASE WHEN %s THEN 'off' "
                    "ELSE current_setting('synchronous_commit') END, true)")
 
+# Both statements reach the delivery by its id alone, in a MATERIALIZED step planned on its own, and
+# test its status on the row they hold: with status in the same WHERE clause, PostgreSQL could plan on
+# the due-deliveries index (statistics taken when nothing was pending make "pending" look like one
+# row) and, in the burst that follows, read every pending row for each attempt.
 _CLAIM = f"""
-WITH due AS (
-    SELECT id FROM webhooks_webhookdelivery
-    WHERE id = %s AND status = 'pending' AND next_attempt_at <= %s
+WITH held AS MATERIALIZED (
+    SELECT id, status, next_attempt_at FROM webhooks_webhookdelivery
+    WHERE id = %s
     FOR UPDATE SKIP LOCKED
+), due AS (
+    SELECT id FROM held WHERE status = 'pending' AND next_attempt_at <= %s
 ), lost AS (
     UPDATE webhooks_webhookattempt SET error = %s
     WHERE delivery_id = (SELECT id FROM due) AND status_code IS NULL AND latency_ms IS NULL AND error = ''
@@ -58,12 +64,17 @@ WITH outcome AS (
     SET status_code = %s, latency_ms = %s, error = %s, response_excerpt = %s
     WHERE delivery_id = %s AND number = %s
     RETURNING {_NO_COMMIT_WAIT}
+), held AS MATERIALIZED (
+    SELECT id, status, attempt_count, cycle_first_attempt FROM webhooks_webhookdelivery
+    WHERE id = %s
+    FOR UPDATE
 )
-UPDATE webhooks_webhookdelivery
-SET status = %s, delivered_at = COALESCE(%s, delivered_at), next_attempt_at = %s
-FROM outcome
-WHERE id = %s AND status = 'pending' AND (%s OR (attempt_count = %s AND cycle_first_attempt = %s))
-RETURNING id
+UPDATE webhooks_webhookdelivery AS d
+SET status = %s, delivered_at = COALESCE(%s, d.delivered_at), next_attempt_at = %s
+FROM outcome, held
+WHERE d.id = held.id AND held.status = 'pending'
+  AND (%s OR (held.attempt_count = %s AND held.cycle_first_attempt = %s))
+RETURNING d.id
 """
 
 
@@ -100,7 +111,7 @@ def attempt_record(*, delivery: WebhookDelivery, number: int, status_code: int |
     """Write the attempt's outcome and the delivery's new state; False when the delivery's state was
     not this attempt's to decide (settled already, or a later attempt or a re-send came since)."""
     row = fetch_one(_RECORD, [
-        status_code, latency_ms, error, response_excerpt, delivery.id, number, _commit_without_wait(),
-        status, delivered_at, next_attempt_at, delivery.id, succeeded, number, delivery.cycle_first_attempt,
+        status_code, latency_ms, error, response_excerpt, delivery.id, number, _commit_without_wait(), delivery.id,
+        status, delivered_at, next_attempt_at, succeeded, number, delivery.cycle_first_attempt,
     ])
     return row is not None

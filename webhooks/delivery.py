@@ -19,7 +19,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -125,11 +125,38 @@ def _send(claim: _Claim) -> PostResult:
     )
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What an attempt's result makes of its delivery; `retry_in` is set when another attempt follows."""
+
+    status: str
+    delivered_at: datetime | None
+    next_attempt_at: datetime | None
+    retry_in: timedelta | None = None
+
+
+def _outcome(result: PostResult, *, number: int, cycle_first_attempt: int) -> _Outcome:
+    now = timezone.now()
+    if result.succeeded:
+        return _Outcome(WebhookDelivery.Status.DELIVERED, now, None)
+    wait = next_retry_after(number - cycle_first_attempt + 1)
+    if wait is None:
+        return _Outcome(WebhookDelivery.Status.FAILED, None, None)
+    return _Outcome(WebhookDelivery.Status.PENDING, None, now + wait, retry_in=wait)
+
+
 def _record(claim: _Claim, result: PostResult) -> None:
     if hot_sql_applies():
-        _record_in_one_statement(claim, result)
+        outcome = _outcome(result, number=claim.number, cycle_first_attempt=claim.delivery.cycle_first_attempt)
+        decided = attempt_record(
+            delivery=claim.delivery, number=claim.number, status_code=result.status_code,
+            latency_ms=result.latency_ms, error=result.error, response_excerpt=result.response_excerpt,
+            succeeded=result.succeeded, status=outcome.status, delivered_at=outcome.delivered_at,
+            next_attempt_at=outcome.next_attempt_at,
+        )
+        if decided:
+            _queue_retry_soon(claim, outcome.retry_in)
         return
-    now = timezone.now()
     with transaction.atomic():
         delivery = WebhookDelivery.objects.select_for_update().get(pk=claim.delivery.pk)
         WebhookAttempt.objects.filter(delivery=delivery, number=claim.number).update(
@@ -140,46 +167,17 @@ def _record(claim: _Claim, result: PostResult) -> None:
         )
         if delivery.status != WebhookDelivery.Status.PENDING:
             return
-        if result.succeeded:
-            delivery.status = WebhookDelivery.Status.DELIVERED
-            delivery.delivered_at = now
-            delivery.next_attempt_at = None
-        elif delivery.attempt_count != claim.number:
+        if not result.succeeded and delivery.attempt_count != claim.number:
             return  # a later attempt was claimed after this one's lease ran out: its outcome decides
-        else:
-            wait = next_retry_after(claim.number - delivery.cycle_first_attempt + 1)
-            if wait is None:
-                delivery.status = WebhookDelivery.Status.FAILED
-                delivery.next_attempt_at = None
-            else:
-                delivery.next_attempt_at = now + wait
-                _queue_retry_soon(claim, wait)
+        outcome = _outcome(result, number=claim.number, cycle_first_attempt=delivery.cycle_first_attempt)
+        delivery.status, delivery.next_attempt_at = outcome.status, outcome.next_attempt_at
+        delivery.delivered_at = outcome.delivered_at or delivery.delivered_at
         delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
+        _queue_retry_soon(claim, outcome.retry_in)
 
 
-def _record_in_one_statement(claim: _Claim, result: PostResult) -> None:
-    now = timezone.now()
-    delivery = claim.delivery
-    wait = None
-    if result.succeeded:
-        status, delivered_at, next_attempt_at = WebhookDelivery.Status.DELIVERED, now, None
-    else:
-        wait = next_retry_after(claim.number - delivery.cycle_first_attempt + 1)
-        if wait is None:
-            status, delivered_at, next_attempt_at = WebhookDelivery.Status.FAILED, None, None
-        else:
-            status, delivered_at, next_attempt_at = WebhookDelivery.Status.PENDING, None, now + wait
-    decided = attempt_record(
-        delivery=delivery, number=claim.number, status_code=result.status_code, latency_ms=result.latency_ms,
-        error=result.error, response_excerpt=result.response_excerpt, succeeded=result.succeeded, status=status,
-        delivered_at=delivered_at, next_attempt_at=next_attempt_at,
-    )
-    if decided and wait is not None:
-        _queue_retry_soon(claim, wait)
-
-
-def _queue_retry_soon(claim: _Claim, wait: timedelta) -> None:
-    if wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
+def _queue_retry_soon(claim: _Claim, wait: timedelta | None) -> None:
+    if wait is not None and wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
         from .services import queue_attempt
 
         delivery = claim.delivery

@@ -2,6 +2,7 @@
 import random
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from webhooks.delivery import next_retry_after, retry_delay, webhook_delivery_attempt
@@ -54,3 +55,36 @@ def test_an_attempt_log_row_records_time_status_latency_and_the_response(api, re
     assert attempt.response_excerpt == '{"error":"slow down"}' and attempt.error == ""
     assert before <= attempt.attempted_at <= timezone.now()
     assert attempt.latency_ms is not None and attempt.latency_ms < 2000
+
+
+@pytest.mark.parametrize("one_statement", [True, False], ids=["postgresql-statements", "orm-as-on-sqlite"])
+def test_both_ways_of_recording_an_attempt_retry_then_deliver_then_fail_alike(
+    api, receiver, settings, monkeypatch, one_statement
+):
+    # The demo's SQLite records through the ORM, PostgreSQL in one statement: the outcomes are the same.
+    import webhooks.delivery
+
+    monkeypatch.setattr(webhooks.delivery, "hot_sql_applies", lambda: one_statement)
+    settings.WEBHOOK_RETRY_JITTER = 0
+    settings.WEBHOOK_RETRY_SCHEDULE = [0, 5]
+    receiver.script(Reply(status=500), Reply(status=200), Reply(status=500), Reply(status=500))
+    delivered = delivery_of(finalize_with_webhook(api, receiver.url()))
+    failed = delivery_of(finalize_with_webhook(api, receiver.url()))
+
+    before = timezone.now()
+    webhook_delivery_attempt(delivery_id=delivered.id)
+    delivered.refresh_from_db()
+    assert (delivered.status, delivered.attempt_count, delivered.delivered_at) == ("pending", 1, None)
+    assert before + timedelta(seconds=5) <= delivered.next_attempt_at <= timezone.now() + timedelta(seconds=5)
+
+    WebhookDelivery.objects.filter(pk=delivered.pk).update(next_attempt_at=timezone.now())
+    webhook_delivery_attempt(delivery_id=delivered.id)
+    delivered.refresh_from_db()
+    assert (delivered.status, delivered.attempt_count, delivered.next_attempt_at) == ("delivered", 2, None)
+    assert delivered.delivered_at >= before
+
+    webhook_delivery_attempt(delivery_id=failed.id)
+    WebhookDelivery.objects.filter(pk=failed.pk).update(next_attempt_at=timezone.now())
+    webhook_delivery_attempt(delivery_id=failed.id)
+    failed.refresh_from_db()
+    assert (failed.status, failed.attempt_count, failed.next_attempt_at, failed.delivered_at) == ("failed", 2, None, None)

@@ -117,6 +117,7 @@ class SessionRead(NamedTuple):
 
 
 _SESSION_COLUMNS = SessionRead._fields[:12]
+_STATUS, _MODE, _EXPIRES_AT = (_SESSION_COLUMNS.index(name) for name in ("status", "mode", "expires_at"))
 
 
 @lru_cache(maxsize=1)
@@ -152,11 +153,12 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     if not hot_sql_applies():
         return session_get(session_id=session_id, tenant=tenant, mode=mode)
     row = fetch_one(_session_read_sql(), [session_id])
-    if row is None or row[32] != tenant.pk or row[4] != mode:  # tenant_id, mode
+    if row is None or row[-1] != tenant.pk or row[_MODE] != mode:  # s.tenant_id is the last column
         raise SessionNotFound(session_id)
+    row = row[:-1]
     age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
-    credential_id, *credential = row[24:32]
-    if row[1] in OPEN_STATUSES and row[6] <= timezone.now():  # status, expires_at
+    credential_id, *credential = row[24:]
+    if row[_STATUS] in OPEN_STATUSES and row[_EXPIRES_AT] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
         return session_read_for_tenant(tenant=tenant, session_id=session_id, mode=mode)

@@ -137,3 +137,40 @@ def live_partner(live_base_url, onboarded):
 @pytest.fixture(autouse=True)
 def _face_path_on(face_path_on):
     """The browser tests walk the selfie step: the face path is on unless a test turns it off."""
+
+
+@pytest.fixture(autouse=True)
+def _live_requests_finish_before_flush(request):
+    """After a live-server test, wait for requests the browser already sent before the tables are emptied.
+
+    A page may still have a request in flight when its test ends (the digital-ID block prepares a fresh
+    request after a failed try). The live server's thread then holds row locks that the teardown's
+    TRUNCATE needs, in the other order: PostgreSQL reports a deadlock and the test errors. Set up after
+    `transactional_db` and before `page`, this is torn down after the page is closed and before the flush.
+    """
+    if "transactional_db" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    yield
+    _wait_for_other_connections_to_settle()
+
+
+def _wait_for_other_connections_to_settle(timeout: float = 10.0):
+    import time
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                " AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')"
+            )
+            if not cursor.fetchone()[0]:
+                return
+            time.sleep(0.05)

@@ -74,8 +74,10 @@ def test_an_answer_made_for_another_page_is_refused_with_a_plain_message(live_pa
                              origin="https://phish.example", doc_type=EU_AGE_ATTESTATION,
                              elements={"age_over_18": True}, now=timezone.now())
     _virtual_wallet(page, action="respond", protocol=PROTOCOL_OPENID4VP, response=relayed)
-    page.get_by_role("button", name="Use a digital ID").click()
+    button = page.get_by_role("button", name="Use a digital ID")
+    button.click()
     expect(page.get_by_text("We could not verify this digital ID")).to_be_visible()
+    expect(button).to_be_enabled()  # a fresh request is prepared: the user may try again
     session = VerificationSession.objects.get(pk=created["sessionId"])
     assert (session.status, session.digital_id_attempts) == ("initiated", 1)
 

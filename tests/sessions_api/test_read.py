@@ -196,3 +196,34 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
             plan = "\n".join(row[0] for row in cursor.fetchall())
         scan = next(line for line in plan.splitlines() if " on sessions_api_verificationsession " in line)
         assert "tenant" not in scan and "Index" in scan, plan
+
+
+def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_sessions(api, onboarded):
+    # Creating a session is the API's busiest write, so the sessions table keeps only the indexes queries
+    # use: a tenant's list (newest first) reads session_tenant_created_idx, not every tenant's sessions.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from sessions_api.models import VerificationSession
+
+    other = tenant_create(name="Busy Co").tenant
+    VerificationSession.objects.bulk_create(
+        VerificationSession(tenant=other, mode="live", subject=f"user-{n}", age_limit=18,
+                            token_hash=f"{n:064x}", expires_at=timezone.now()) for n in range(3000))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE sessions_api_verificationsession")
+    created = [api.create_session()["sessionId"] for _ in range(3)]
+
+    with CaptureQueriesContext(connection) as captured:
+        answer = api.get("/v1/sessions?limit=2")
+    assert [item["session"]["sessionId"] for item in answer.json()["data"]] == created[:0:-1]
+    lists = [query["sql"] for query in captured.captured_queries
+             if "FROM \"sessions_api_verificationsession\"" in query["sql"] and "ORDER BY" in query["sql"]]
+
+    assert lists
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {lists[0]}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    scan = next(line for line in plan.splitlines() if " on sessions_api_verificationsession " in line)
+    assert "using session_tenant_created_idx" in scan, plan

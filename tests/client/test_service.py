@@ -20,6 +20,7 @@ from ageverify_client import (
     WebhookVerifier,
 )
 
+from tenants.models import Tenant
 from tenants.services import publishable_key_generate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -208,3 +209,24 @@ def test_the_client_secret_is_the_browser_s_hand_off_and_the_backend_confirms_wi
     sandbox.sandbox.advance(created.session_id, "approved")
     assert browser_reads_status()["status"] == "approved"  # the UI signal
     assert sandbox.sessions.confirm(created.session_id, subject="user-42", age_limit=18, mode="test").approved
+
+
+def test_a_document_approval_reads_its_holder_match_and_liveness_check_typed(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(created.session_id, "approved", reason="document")
+
+    document = sandbox.sessions.get(created.session_id).validate_doc
+
+    assert (document.liveness_checked, document.holder_match.passed, document.extra) == (True, True, {})
+    assert 0 < document.holder_match.score <= 1 and document.holder_match.extra == {}
+    assert document.true_age >= 18 and document.birthdate.tzinfo is not None
+
+
+def test_a_document_read_without_a_live_capture_says_so(sandbox, tenant):
+    Tenant.objects.filter(pk=tenant.tenant.pk).update(document_presence_required=False)
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+    sandbox.sandbox.advance(created.session_id, "approved", reason="document")
+
+    document = sandbox.sessions.get(created.session_id).validate_doc
+
+    assert (document.liveness_checked, document.holder_match, document.extra) == (False, None, {})

@@ -28,6 +28,7 @@ from .models import (
     AgeEstimation,
     CreatedSession,
     CredentialIssuer,
+    HolderMatch,
     Liveness,
     Session,
     SessionPage,
@@ -40,7 +41,7 @@ from .webhooks import WebhookEvent, WebhookEventData, WebhookVerifier
 __all__ = [
     "AgeCredential", "AgeEstimation", "AgeVerify", "AgeVerifyError", "ApiConnectionError", "ApiError",
     "AuthenticationError", "BadRequestError", "ConfirmationError", "ConflictError", "CreatedSession",
-    "CredentialIssuer", "FINAL_STATUSES", "Liveness", "NotFoundError", "PermissionDeniedError",
+    "CredentialIssuer", "FINAL_STATUSES", "HolderMatch", "Liveness", "NotFoundError", "PermissionDeniedError",
     "RateLimitError", "Sandbox", "ServerError", "Session", "SessionPage", "SessionResult", "Sessions",
     "Status", "UnprocessableError", "ValidateDoc", "WaitTimeout", "WebhookEvent", "WebhookEventData",
     "WebhookVerificationError", "WebhookVerifier", "Webhooks", "__version__",

@@ -16,6 +16,7 @@ __all__ = [
     "CreatedSession",
     "CredentialIssuer",
     "FINAL_STATUSES",
+    "HolderMatch",
     "Liveness",
     "Session",
     "SessionPage",
@@ -187,13 +188,31 @@ class Liveness(_CheckResult):
 
 
 @dataclass(frozen=True)
-class ValidateDoc(_CheckResult):
-    true_age: Optional[int]
-    birthdate: Optional[datetime]
+class HolderMatch(_CheckResult):
+    """The live face against the document's portrait: `score` from 0 to 1, `passed` at the service's threshold."""
+
+    score: Optional[float]
+    passed: Optional[bool]
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _MEMBERS = {"trueAge": "true_age", "birthdate": "birthdate"}
+    _MEMBERS = {"score": "score", "passed": "passed"}
+
+
+@dataclass(frozen=True)
+class ValidateDoc(_CheckResult):
+    """The identity document's result. `liveness_checked` is False when the document was read without a live
+    person in front of the camera (the tenant turned the presence policy off): check it before relying on it."""
+
+    true_age: Optional[int]
+    birthdate: Optional[datetime]
+    holder_match: Optional[HolderMatch]
+    liveness_checked: Optional[bool]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"trueAge": "true_age", "birthdate": "birthdate", "holderMatch": "holder_match",
+                "livenessChecked": "liveness_checked"}
     _TIMESTAMPS = frozenset({"birthdate"})
+    _NESTED = {"holder_match": HolderMatch}
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """API benchmark: GET and POST /v1/sessions against a baseline view, on gunicorn as production runs it.
 
-Run by hand:  .venv/bin/python bench/api.py [--rounds 7] [--duration 8] [--connections 32] [--workers 3]
+Run by hand:  .venv/bin/python bench/api.py [--rounds 7] [--duration 8] [--connections 32] [--workers N]
 
-Starts `gunicorn ageverify.wsgi --workers 3` (the README's production command, plain HTTP on loopback)
+Starts `gunicorn ageverify.wsgi` (the README's production command, plain HTTP on loopback; its sync workers
+from gunicorn.conf.py, two per core plus one, unless --workers)
 with the settings overlay bench/api_settings.py, which only adds /v1/bench/baseline: the same middleware
 stack, a SHA-256 of the X-API-Key header and one PostgreSQL round trip, returning a small JSON body.
 wrk (Debian's package; installed here if missing) drives baseline, GET and POST in interleaved rounds;
@@ -189,13 +190,21 @@ def seed_sessions(at_least: int) -> int:
     return max(missing, 0)
 
 
+def production_workers(env: dict) -> int:
+    """The sync workers gunicorn.conf.py gives the README's command: two per core plus one, or WEB_CONCURRENCY."""
+    printed = subprocess.run([sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--print-config"], cwd=REPO,
+                             env=env, capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="interleaved baseline/GET/POST rounds")
     parser.add_argument("--duration", type=int, default=8, help="seconds of each wrk run")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (one leaves the CPU to the server)")
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn sync workers (the README's 3)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn sync workers (default: gunicorn.conf.py's, as the README's command runs)")
     parser.add_argument("--port", type=int, default=16600)
     parser.add_argument("--seed-sessions", type=int, default=20_000,
                         help="sessions in the table before measuring (added if fewer), then ANALYZE")
@@ -239,16 +248,19 @@ def main() -> None:
                                                    json.dumps(POST_BODY))),
     }
 
+    if args.workers is not None:
+        env["WEB_CONCURRENCY"] = str(args.workers)
+    workers = production_workers(env)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--bind", f"127.0.0.1:{args.port}",
-         "--workers", str(args.workers), "--log-level", "warning"],
+         "--log-level", "warning"],
         cwd=REPO, env=env, start_new_session=True,
     )
     results: dict[str, list[dict]] = {name: [] for name in targets}
     try:
         wait_for_port(args.port)
         print(f"sessions table: {args.seed_sessions} or more rows ({seeded} added), analyzed", flush=True)
-        print(f"gunicorn: {args.workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
+        print(f"gunicorn: {workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
               f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds", flush=True)
         for name, (url, script) in targets.items():  # warm-up: imports, connections, caches
             run_wrk(wrk, url, script, argparse.Namespace(**{**vars(args), "duration": 2}))

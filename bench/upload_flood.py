@@ -2,7 +2,8 @@
 
 Run by hand:  .venv/bin/python bench/upload_flood.py [--seconds 20] [--attackers 6] [--workers 3]
 
-Starts `gunicorn ageverify.wsgi --workers 3` (the README's production command) and, with --celery, one
+Starts `gunicorn ageverify.wsgi --workers 3` (the README's production command, with the 3 workers issue 11
+measured it with) and, with --celery, one
 Celery worker as the README runs it. Attacker threads open live sessions through the hosted flow and
 post, again and again, the uploads issue 11 measured: 5000x5000 RGBA PNGs (110 KB each), tiny
 JPEGs whose header claims 4999x5000, and batches of valid frames whose last frame is not a picture

@@ -59,3 +59,30 @@ def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
 
     assert web[0].endswith("/gunicorn") and web[1] == "ageverify.wsgi"
     assert beat[0].endswith("/celery") and beat[1:4] == ["-A", "ageverify", "beat"]
+
+
+def _gunicorn_workers(env: dict) -> int:
+    """The worker count gunicorn resolves for the README's web command, from gunicorn.conf.py and `env`."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    command = [str(Path(sys.executable).with_name("gunicorn")), "ageverify.wsgi", "--print-config"]
+    printed = subprocess.run(command, cwd=DEPLOY.parent, capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "DEBUG": "1", **env}, check=True).stdout
+    return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
+
+
+def test_the_web_service_runs_two_sync_workers_per_core_plus_one_unless_told_otherwise():
+    # A request holds its sync worker for its whole length, a session's creation through its commit's wait
+    # for the disk: three workers on two cores left the CPU idle during those waits.
+    import os
+
+    web = exec_start("ageverify-web.service")
+    readme = (DEPLOY.parent / "README.md").read_text()
+
+    assert _gunicorn_workers({}) == 2 * len(os.sched_getaffinity(0)) + 1
+    assert _gunicorn_workers({"WEB_CONCURRENCY": "7"}) == 7
+    assert "--workers" not in web  # the unit takes the count from gunicorn.conf.py, as the README's command
+    assert "gunicorn ageverify.wsgi --bind 0.0.0.0:8000  " in readme

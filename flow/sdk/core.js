@@ -190,15 +190,26 @@
     return handle;
   }
 
+  // What takes the frame's place (the "new window" button) is shown in front of it; the frame stays in the
+  // document, hidden, because its window still makes the launch hand-off when no popup may open.
+  function hideFrameBehind(frame, element) {
+    frame.parentNode.insertBefore(element, frame);
+    css(frame, { display: "none" });
+    return element;
+  }
+
   function inlineUi(container, frame) {
     var own = frame !== container;
+    var shown = null;
     return {
       attach: function () {
         if (own) { css(frame, { minHeight: "640px", visibility: "hidden" }); container.appendChild(frame); }
       },
       show: function () { css(frame, { visibility: "visible" }); },
-      replaceFrame: function (element) { frame.replaceWith(element); frame = element; },
-      remove: function () { if (own && frame.parentNode) { frame.parentNode.removeChild(frame); } }
+      replaceFrame: function (element) { shown = hideFrameBehind(frame, element); },
+      remove: function () {
+        [frame, shown].forEach(function (node) { if (own && node && node.parentNode) { node.parentNode.removeChild(node); } });
+      }
     };
   }
 
@@ -228,12 +239,13 @@
     overlay.appendChild(dialog);
     var root = document.documentElement;
     var savedOverflow = root.style.overflow;
+    var shown = frame;
 
     function onKey(event) {
       if (event.key === "Escape") { event.preventDefault(); close(); return; }
       if (event.key !== "Tab") { return; }
       // Focus trap: only the close button and the frame (whose own content takes Tab inside it).
-      var items = [closeButton, frame];
+      var items = [closeButton, shown];
       var index = items.indexOf(document.activeElement);
       event.preventDefault();
       items[(index + (event.shiftKey ? items.length - 1 : 1)) % items.length].focus();
@@ -246,9 +258,9 @@
         css(overlay, { visibility: "visible" });
         root.style.overflow = "hidden";
         document.addEventListener("keydown", onKey, true);
-        frame.focus();
+        shown.focus();
       },
-      replaceFrame: function (element) { frame.replaceWith(element); frame = element; },
+      replaceFrame: function (element) { shown = hideFrameBehind(frame, element); },
       remove: function () {
         document.removeEventListener("keydown", onKey, true);
         root.style.overflow = savedOverflow;

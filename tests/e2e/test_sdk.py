@@ -205,6 +205,28 @@ def test_with_the_frames_storage_blocked_the_popup_fallback_completes(site, test
         desktop.wait_for_timeout(100)
 
 
+def test_with_the_frames_storage_and_popups_blocked_the_page_itself_goes_to_the_flow_and_back(
+        onboarded, site, partner, desktop):
+    back = site.add_page("/verified", "<p>Back at the shop</p>")
+    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin],
+                                   return_urls=[back]).key
+    desktop.context.route(re.compile(re.escape(site.service_origin) + "/flow/.*"), _without_cookies)
+    desktop.add_init_script("window.open = function () { return null; };")  # a popup blocker
+    created = partner.create_session()
+    desktop.goto(site.origin + "/")
+    start(desktop, key, clientSecret=created["clientSecret"], returnUrl=back)
+
+    desktop.get_by_role("button", name="Continue the age verification in a new window").click()
+    # No window opened: the page itself goes to the flow (a one-time launch code), first-party.
+    desktop.get_by_role("link", name="I agree, continue").click()
+    desktop.get_by_role("button", name="Approve (age estimation)").click()
+
+    desktop.wait_for_url(f"{back}?session_id={created['sessionId']}&status=approved")
+    expect(desktop.get_by_text("Back at the shop")).to_be_visible()
+    assert partner.get_session(created["sessionId"])["session"]["status"] == "approved"
+    assert not [url for url, _ in desktop.sent if "clientSecret" in url or created["sessionToken"] in url]
+
+
 def test_a_hand_made_iframe_without_allow_camera_yields_camera_blocked(site, live_pk, live_partner, desktop):
     url = site.add_page("/own-frame", '<iframe id="own" title="Our own frame"></iframe>')
     created = live_partner.create_session()

@@ -43,7 +43,8 @@ export interface AgeVerifyResult {
 }
 
 interface CommonOptions {
-  /** Passed to the flow as its `locale` parameter. */
+  /** Passed to the flow as its `locale` parameter; also the language of the SDK's own words on your page (the
+   * dialog's name, its close button, the new-window fallback). Defaults to your page's `lang`, then the browser's. */
   locale?: string;
   /** For the top-level fallback: one of the key's registered return URLs. */
   returnUrl?: string;

@@ -2,6 +2,71 @@
   // Nothing here runs at import: no window, no document, until verify() or mount() is called.
   var VERSION = 1;
   var ENVELOPE = "ageverify";
+  // The SDK's own words on the partner's page, in the flow's languages (the flow itself is translated by
+  // the service): the dialog's name, its close button, the new-window button and what it says once used.
+  var WORDS = {
+    en: [
+      "Age verification",
+      "Close the age verification",
+      "Continue the age verification in a new window",
+      "The verification is open in another window."
+    ],
+    de: [
+      "Altersverifizierung",
+      "Altersverifizierung schließen",
+      "Altersverifizierung in einem neuen Fenster fortsetzen",
+      "Die Verifizierung ist in einem anderen Fenster geöffnet."
+    ],
+    fr: [
+      "Vérification de l’âge",
+      "Fermer la vérification de l’âge",
+      "Poursuivre la vérification de l’âge dans une nouvelle fenêtre",
+      "La vérification est ouverte dans une autre fenêtre."
+    ],
+    es: [
+      "Verificación de edad",
+      "Cerrar la verificación de edad",
+      "Continuar la verificación de edad en una ventana nueva",
+      "La verificación está abierta en otra ventana."
+    ],
+    it: [
+      "Verifica dell’età",
+      "Chiudi la verifica dell’età",
+      "Continua la verifica dell’età in una nuova finestra",
+      "La verifica è aperta in un’altra finestra."
+    ],
+    nl: [
+      "Leeftijdsverificatie",
+      "Leeftijdsverificatie sluiten",
+      "Ga verder met de leeftijdsverificatie in een nieuw venster",
+      "De verificatie is geopend in een ander venster."
+    ],
+    pl: [
+      "Weryfikacja wieku",
+      "Zamknij weryfikację wieku",
+      "Kontynuuj weryfikację wieku w nowym oknie",
+      "Weryfikacja jest otwarta w innym oknie."
+    ],
+    pt: [
+      "Verificação de idade",
+      "Fechar a verificação de idade",
+      "Continuar a verificação de idade numa nova janela",
+      "A verificação está aberta noutra janela."
+    ],
+    ar: [
+      "التحقق من العمر",
+      "إغلاق التحقق من العمر",
+      "متابعة التحقق من العمر في نافذة جديدة",
+      "التحقق مفتوح في نافذة أخرى."
+    ]
+  };
+
+  // `locale` as given to start(), else the page's language, else the browser's; English when not one of the flow's.
+  function wordsFor(locale) {
+    var tag = String(locale || document.documentElement.lang || navigator.language || "en").toLowerCase().split(/[-_]/)[0];
+    var list = WORDS[tag] || WORDS.en;
+    return { dialog: list[0], close: list[1], newWindow: list[2], opened: list[3] };
+  }
   var READY_TIMEOUT_MS = 15000;
 
   // For the developer (the user reads the frame's own, translated words).
@@ -119,7 +184,7 @@
       // The frame cannot keep its cookie: ask for a click (popups need one), then a popup, else a redirect.
       var button = document.createElement("button");
       button.type = "button";
-      button.textContent = "Continue the age verification in a new window";
+      button.textContent = wordsFor(options.locale).newWindow;
       css(button, { font: "inherit", fontSize: "16px", padding: "12px 18px", margin: "auto", cursor: "pointer",
                     borderRadius: "8px", border: "0", background: "#1f4fd1", color: "#fff" });
       button.addEventListener("click", function () {
@@ -131,7 +196,7 @@
         }
         state.frame.replaceWith(document.createElement("span"));
         button.disabled = true;
-        button.textContent = "The verification is open in another window.";
+        button.textContent = wordsFor(options.locale).opened;
       });
       state.ui.replaceFrame(button);
       state.ui.show();
@@ -169,14 +234,16 @@
       return handle;
     }
 
+    var words = wordsFor(options.locale);
     var frame = mountTarget && mountTarget.tagName === "IFRAME" ? mountTarget : document.createElement("iframe");
     if (frame !== mountTarget) {
       frame.setAttribute("allow", "camera; fullscreen");
-      frame.title = "Age verification";
+      frame.title = words.dialog;
       css(frame, { border: "0", width: "100%", height: "100%", display: "block", background: "#fff" });
     }
     state.frame = frame;
-    state.ui = presentation === "inline" ? inlineUi(mountTarget, frame) : modalUi(frame, function () { handle.close(); });
+    state.ui = presentation === "inline" ? inlineUi(mountTarget, frame)
+      : modalUi(frame, function () { handle.close(); }, words);
     state.cleanups.push(function () { state.ui.remove(); });
     listen(function () { return frame.contentWindow; }, function (type, data) {
       onFlowMessage(function () { return frame.contentWindow; }, type, data);
@@ -213,7 +280,7 @@
     };
   }
 
-  function modalUi(frame, close) {
+  function modalUi(frame, close, words) {
     var previousFocus = document.activeElement;
     var overlay = css(document.createElement("div"), {
       position: "fixed", inset: "0", zIndex: "2147483647", background: "rgba(15, 23, 42, 0.6)",
@@ -225,13 +292,13 @@
     });
     dialog.setAttribute("role", "dialog");
     dialog.setAttribute("aria-modal", "true");
-    dialog.setAttribute("aria-label", "Age verification");
+    dialog.setAttribute("aria-label", words.dialog);
     var closeButton = css(document.createElement("button"), {
       position: "absolute", top: "8px", right: "8px", width: "36px", height: "36px", border: "0",
       borderRadius: "18px", background: "rgba(15, 23, 42, 0.08)", fontSize: "20px", cursor: "pointer", zIndex: "1"
     });
     closeButton.type = "button";
-    closeButton.setAttribute("aria-label", "Close the age verification");
+    closeButton.setAttribute("aria-label", words.close);
     closeButton.textContent = "\u00d7";
     closeButton.addEventListener("click", close);
     dialog.appendChild(closeButton);

@@ -227,6 +227,17 @@ def test_with_the_frames_storage_and_popups_blocked_the_page_itself_goes_to_the_
     assert not [url for url, _ in desktop.sent if "clientSecret" in url or created["sessionToken"] in url]
 
 
+def test_the_sdks_own_words_on_the_partners_page_follow_the_locale(site, test_pk, partner, desktop):
+    desktop.context.route(re.compile(re.escape(site.service_origin) + "/flow/.*"), _without_cookies)
+    created = partner.create_session()
+    desktop.goto(site.origin + "/")
+    start(desktop, test_pk, clientSecret=created["clientSecret"], locale="de")
+
+    dialog = desktop.get_by_role("dialog", name="Altersverifizierung")
+    expect(dialog.get_by_role("button", name="Altersverifizierung in einem neuen Fenster fortsetzen")).to_be_focused()
+    expect(dialog.get_by_role("button", name="Altersverifizierung schließen")).to_be_visible()
+
+
 def test_a_hand_made_iframe_without_allow_camera_yields_camera_blocked(site, live_pk, live_partner, desktop):
     url = site.add_page("/own-frame", '<iframe id="own" title="Our own frame"></iframe>')
     created = live_partner.create_session()
@@ -276,7 +287,7 @@ def test_the_sdks_locale_reaches_the_flow_in_the_frame(site, test_pk, partner, d
     created = partner.create_session()
     desktop.goto(site.origin + "/")
     start(desktop, test_pk, clientSecret=created["clientSecret"], locale="de")
-    frame = desktop.frame_locator(FRAME)
+    frame = desktop.frame_locator("iframe[title='Altersverifizierung']")  # the SDK's own words follow it too
     expect(frame.get_by_role("heading", name="Bestätigen Sie Ihr Alter")).to_be_visible()
     frame.get_by_role("link", name="Ich stimme zu, weiter").click()  # the language cookie works in the frame too
     expect(frame.get_by_role("heading", name="Test mode: choose the outcome")).to_have_count(0)

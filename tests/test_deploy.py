@@ -70,7 +70,8 @@ def _gunicorn_workers(env: dict) -> int:
 
     command = [str(Path(sys.executable).with_name("gunicorn")), "ageverify.wsgi", "--print-config"]
     printed = subprocess.run(command, cwd=DEPLOY.parent, capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "DEBUG": "1", **env}, check=True).stdout
+                             env={**{name: value for name, value in os.environ.items() if name != "WEB_CONCURRENCY"},
+                                  "DEBUG": "1", **env}, check=True).stdout
     return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
 
 

@@ -11,7 +11,8 @@ the rate limit is raised out of the way. Prints per round and the medians: reque
 ratios GET/baseline and POST/baseline (goals 0.85 and 0.70), SQL queries per request, and errors
 (any non-2xx answer or socket error fails the run).
 Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (dropped, created and migrated
-here at every run: each run meets the same tables, not the sessions earlier runs created) and Redis db 6. The sessions table is first filled to --seed-sessions rows and analyzed (see seed_sessions).
+here at every run: each run meets the same tables, not the sessions earlier runs created) and Redis db 6.
+The sessions table is first filled to --seed-sessions rows and analyzed (see seed_sessions).
 Absolute numbers depend on the machine's load; the ratios of one run are what compare.
 """
 import argparse
@@ -193,7 +194,7 @@ def seed_sessions(at_least: int) -> int:
 def production_workers(env: dict) -> int:
     """The sync workers gunicorn.conf.py gives the README's command: two per core plus one, or WEB_CONCURRENCY."""
     printed = subprocess.run([sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--print-config"], cwd=REPO,
-                             env=env, capture_output=True, text=True, check=True).stdout
+                             env=env, capture_output=True, text=True, check=True, timeout=60).stdout
     return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
 
 

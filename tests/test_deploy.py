@@ -64,15 +64,11 @@ def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
 def _gunicorn_workers(env: dict) -> int:
     """The worker count gunicorn resolves for the README's web command, from gunicorn.conf.py and `env`."""
     import os
-    import re
-    import subprocess
-    import sys
 
-    command = [str(Path(sys.executable).with_name("gunicorn")), "ageverify.wsgi", "--print-config"]
-    printed = subprocess.run(command, cwd=DEPLOY.parent, capture_output=True, text=True, timeout=60,
-                             env={**{name: value for name, value in os.environ.items() if name != "WEB_CONCURRENCY"},
-                                  "DEBUG": "1", **env}, check=True).stdout
-    return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
+    from bench.api import production_workers
+
+    shell = {name: value for name, value in os.environ.items() if name != "WEB_CONCURRENCY"}
+    return production_workers({**shell, "DEBUG": "1", **env})
 
 
 def test_the_web_service_runs_two_sync_workers_per_core_plus_one_unless_told_otherwise():

@@ -56,14 +56,15 @@ def prepare_environment(args) -> dict:
     return dict(os.environ)
 
 
-def ensure_wrk() -> str:
-    if shutil.which("wrk") is None:
-        print("== apt: installing wrk", flush=True)
+def ensure_debian_tool(command: str, package: str | None = None) -> str:
+    """The path of `command`, installed from Debian's package (named `command` unless `package`) if missing."""
+    if shutil.which(command) is None:
+        print(f"== apt: installing {package or command}", flush=True)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "wrk"], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
-    return shutil.which("wrk")
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package or command], check=True,
+                       env=env, stdout=subprocess.DEVNULL)
+    return shutil.which(command)
 
 
 def ensure_database(*, fresh: bool = False) -> None:
@@ -211,7 +212,7 @@ def main() -> None:
                         help="sessions in the table before measuring (added if fewer), then ANALYZE")
     args = parser.parse_args()
 
-    wrk = ensure_wrk()
+    wrk = ensure_debian_tool("wrk")
     env = prepare_environment(args)
     ensure_database(fresh=args.own_database)
     if not port_is_free(args.port):

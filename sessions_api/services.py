@@ -3,6 +3,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
@@ -19,10 +20,30 @@ def session_token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class SessionRow:
+    """A row's columns as attributes (`row.expires_at`), over its {attname: value} dict itself, not a copy."""
+
+    def __init__(self, values: dict):
+        self.__dict__ = values
+
+
 @dataclass(frozen=True)
 class CreatedSession:
-    session: VerificationSession
+    values: dict  # the new row: every column, by attribute name (`tenant_id`)
+    tenant: Tenant
     token: str  # returned once, by POST /v1/sessions; only its hash is stored
+
+    @property
+    def row(self) -> "SessionRow":
+        """The new row's columns as attributes: enough for the creation's answer, without a model instance."""
+        return SessionRow(self.values)
+
+    @cached_property
+    def session(self) -> VerificationSession:
+        session = VerificationSession.from_db(
+            DEFAULT_DB_ALIAS, _SESSION_FIELD_NAMES, [self.values[name] for name in _SESSION_FIELD_NAMES])
+        session.tenant = self.tenant
+        return session
 
 
 def session_create(
@@ -56,10 +77,7 @@ def session_create(
     # The API's most frequent write: one prepared INSERT of every column, without the ORM's per-save
     # compilation (VerificationSession has no save signals to send).
     insert_row(VerificationSession, values)
-    session = VerificationSession.from_db(
-        DEFAULT_DB_ALIAS, _SESSION_FIELD_NAMES, [values[name] for name in _SESSION_FIELD_NAMES])
-    session.tenant = tenant
-    return CreatedSession(session=session, token=token)
+    return CreatedSession(values=values, tenant=tenant, token=token)
 
 
 _SESSION_FIELD_NAMES = [field.attname for field in VerificationSession._meta.concrete_fields]

@@ -190,7 +190,7 @@ class SessionCreateApi(ApiView):
         fields = validated_input(self.InputSerializer, request.data)
         self.rate_limit_decide_now(request)
         created = session_create(tenant=request.user.tenant, api_key=request.auth, **fields)
-        body = {"session": session_created_representation(created.session, created.token)}
+        body = {"session": session_created_representation(created.row, created.token)}
         return Response(body, status=status.HTTP_201_CREATED)
 
 

@@ -5,8 +5,12 @@ from datetime import datetime, timezone
 def iso_ms(value: datetime | None) -> str | None:
     if value is None:
         return None
-    # "2026-11-22T10:15:30.123+00:00" without its offset: the year padded to four digits, milliseconds truncated.
-    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds")[:23] + "Z"
+    if value.tzinfo is not timezone.utc:  # timezone.now() and the database's values are UTC already
+        value = value.astimezone(timezone.utc)
+    # The year padded to four digits, milliseconds truncated, as isoformat(timespec="milliseconds") writes
+    # them; %-formatting takes about two thirds of isoformat's instructions, on every timestamp of every answer.
+    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (
+        value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond // 1000)
 
 
 def truncate_to_ms(value: datetime) -> datetime:

@@ -417,6 +417,7 @@ def _related_or_none(session, name: str):
 
 def session_representation(session) -> dict:
     """The `session` object; `session` is a VerificationSession or a selectors.SessionRead."""
+    created_at = iso_ms(session.created_at)
     return {
         "sessionId": session.id,
         "status": session.status,
@@ -428,16 +429,17 @@ def session_representation(session) -> dict:
         "callbackUrl": session.callback_url or None,
         "cancelUrl": session.cancel_url or None,
         "notificationUrl": session.notification_url or None,
-        "createdAt": iso_ms(session.created_at),
-        "updatedAt": iso_ms(session.updated_at),
+        "createdAt": created_at,
+        "updatedAt": created_at if session.updated_at == session.created_at else iso_ms(session.updated_at),
     }
 
 
 def session_created_representation(session: VerificationSession, token: str) -> dict:
     """At creation only: the session plus the flow token, its signature and the hosted flow's link."""
-    signature = flow_signature_for(session, token)
+    representation = session_representation(session)
+    signature = flow_signature_for(session, token, representation["expiresAt"])
     return {
-        **session_representation(session),
+        **representation,
         "sessionToken": token,
         "signature": signature,
         "verificationUrl": verification_url(session, token, signature),

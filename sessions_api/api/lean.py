@@ -12,7 +12,6 @@ exception handling (the API's problem details) and the view's `finalize_response
 `Cache-Control`, `Allow`). What is left out is only the generic machinery: `LeanRequest` is the part of
 DRF's Request the handlers use, and JSON answers are rendered as DRF's JSONRenderer renders them.
 """
-import json
 from functools import cached_property
 
 from rest_framework.renderers import JSONRenderer
@@ -76,11 +75,16 @@ class LeanRequest:
         return self._request.GET
 
 
+_encoder = None
+
+
 def render_json(data) -> bytes:
     """What DRF's JSONRenderer writes with the project's settings (compact, UTF-8, no NaN)."""
-    text = json.dumps(data, cls=JSONEncoder, ensure_ascii=not api_settings.UNICODE_JSON,
-                      allow_nan=not api_settings.STRICT_JSON,
-                      separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
+    global _encoder
+    if _encoder is None:  # one encoder for every answer: json.dumps would build one per call
+        _encoder = JSONEncoder(ensure_ascii=not api_settings.UNICODE_JSON, allow_nan=not api_settings.STRICT_JSON,
+                               separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
+    text = _encoder.encode(data)
     # The two line separators JSON allows unescaped but JavaScript does not: escaped, as DRF does.
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
 

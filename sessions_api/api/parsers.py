@@ -30,10 +30,16 @@ def _object_without_duplicate_keys(pairs):
     return obj
 
 
+# One decoder for every body: json.loads with these options would build a decoder and its scanner per call.
+_strict_decoder = json.JSONDecoder(parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
+                                   object_pairs_hook=_object_without_duplicate_keys)
+
+
 def json_loads_strict(text: str):
     """json.loads with fractions as exact Decimals (18.00000000000000001 is not 18.0), refusing NaN and duplicates."""
-    return json.loads(text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
-                      object_pairs_hook=_object_without_duplicate_keys)
+    if text.startswith("\ufeff"):  # as json.loads refuses it
+        raise ValueError("Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    return _strict_decoder.decode(text)
 
 
 class StrictJSONParser(BaseParser):

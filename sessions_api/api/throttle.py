@@ -3,7 +3,7 @@ from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
 from .authentication import api_key_confirm_current
-from .idempotency import HEADER as IDEMPOTENCY_HEADER
+from .idempotency import META_KEY as IDEMPOTENCY_META_KEY
 from .rate_limit import READ_ONLY_METHODS, PendingTake
 
 
@@ -19,7 +19,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
         pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
         if request.method in READ_ONLY_METHODS or (
-                getattr(view, "rate_limit_decided_before_writing", False) and IDEMPOTENCY_HEADER not in request.headers):
+                getattr(view, "rate_limit_decided_before_writing", False) and IDEMPOTENCY_META_KEY not in request.META):
             # Decided once the view has read (ApiView.finalize_response), or, for a view that writes, just
             # before its first write (ApiView.rate_limit_decide_now): the round trip overlaps the work before.
             request.rate_limit_pending = pending

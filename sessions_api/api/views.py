@@ -5,11 +5,10 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.exceptions import APIException
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .authentication import CachedApiKeyAuthentication
-from .lean import lean_acceptable, lean_dispatch
+from .lean import json_answer, lean_acceptable, lean_dispatch
 
 from ..selectors import SessionNotFound, session_read_for_tenant
 from ..services import session_create
@@ -191,7 +190,7 @@ class SessionCreateApi(ApiView):
         self.rate_limit_decide_now(request)
         created = session_create(tenant=request.user.tenant, api_key=request.auth, **fields)
         body = {"session": session_created_representation(created.row, created.token)}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return json_answer(request, body, status.HTTP_201_CREATED)
 
 
 class SessionDetailApi(ApiView):
@@ -213,4 +212,4 @@ class SessionDetailApi(ApiView):
             session = session_read_for_tenant(tenant=request.user.tenant, session_id=session_id, mode=request.auth.mode)
         except SessionNotFound:
             raise session_not_found()
-        return Response(session_read_representation(session))
+        return json_answer(request, session_read_representation(session))

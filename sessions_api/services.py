@@ -34,7 +34,7 @@ class CreatedSession:
     token: str  # returned once, by POST /v1/sessions; only its hash is stored
 
     @property
-    def row(self) -> "SessionRow":
+    def row(self) -> SessionRow:
         """The new row's columns as attributes: enough for the creation's answer, without a model instance."""
         return SessionRow(self.values)
 

@@ -12,10 +12,9 @@ exception handling (the API's problem details) and the view's `finalize_response
 `Cache-Control`, `Allow`). What is left out is only the generic machinery: `LeanRequest` is the part of
 DRF's Request the handlers use, and JSON answers are rendered as DRF's JSONRenderer renders them.
 """
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from django.http import HttpResponse
-
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -77,16 +76,16 @@ class LeanRequest:
         return self._request.GET
 
 
-_encoder = None
+@lru_cache(maxsize=1)
+def _json_encoder() -> JSONEncoder:
+    """One encoder for every answer, with the project's settings: json.dumps would build one per call."""
+    return JSONEncoder(ensure_ascii=not api_settings.UNICODE_JSON, allow_nan=not api_settings.STRICT_JSON,
+                       separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
 
 
 def render_json(data) -> bytes:
     """What DRF's JSONRenderer writes with the project's settings (compact, UTF-8, no NaN)."""
-    global _encoder
-    if _encoder is None:  # one encoder for every answer: json.dumps would build one per call
-        _encoder = JSONEncoder(ensure_ascii=not api_settings.UNICODE_JSON, allow_nan=not api_settings.STRICT_JSON,
-                               separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
-    text = _encoder.encode(data)
+    text = _json_encoder().encode(data)
     # The two line separators JSON allows unescaped but JavaScript does not: escaped, as DRF does.
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
 
@@ -95,7 +94,7 @@ class JsonAnswer(HttpResponse):
     """A handler's answer on the hot path: rendered at once, as DRF's JSONRenderer renders it, `data` kept.
 
     A DRF Response is a template response rendered later: building one, then rendering it, cost about
-    three times this (SimpleTemplateResponse's setup, the content set twice, the type header set twice).
+    twice this (SimpleTemplateResponse's setup, the content set twice, the type header set twice).
     """
 
     def __init__(self, data, status: int = 200):

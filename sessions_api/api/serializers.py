@@ -434,8 +434,11 @@ def session_representation(session) -> dict:
     }
 
 
-def session_created_representation(session: VerificationSession, token: str) -> dict:
-    """At creation only: the session plus the flow token, its signature and the hosted flow's link."""
+def session_created_representation(session, token: str) -> dict:
+    """At creation only: the session plus the flow token, its signature and the hosted flow's link.
+
+    `session` is a VerificationSession or the new row's services.SessionRow.
+    """
     representation = session_representation(session)
     signature = flow_signature_for(session, token, representation["expiresAt"])
     return {

@@ -1,5 +1,7 @@
 """Prefixed ULID identifiers (CONTRACT 1): `ten_`, `ses_`, `msg_`... with an unguessable random part."""
 import re
+import secrets
+import time
 
 from ulid import ULID
 
@@ -7,8 +9,11 @@ _ULID = "[0-9A-HJKMNP-TV-Z]{26}"  # Crockford base32
 
 
 def prefixed_ulid(prefix: str) -> str:
-    # python-ulid draws the 80 random bits from os.urandom, the same source as `secrets`.
-    return f"{prefix}_{ULID()}"
+    # Every id draws its own 80 random bits from `secrets`. Not ULID(): python-ulid's default generator is
+    # monotonic, and gives an id made in the same millisecond by the same process the previous id's
+    # random part plus one, so that a session id could be worked out from a request id made just before.
+    milliseconds = time.time_ns() // 1_000_000
+    return f"{prefix}_{ULID.from_bytes(milliseconds.to_bytes(6, 'big') + secrets.token_bytes(10))}"
 
 
 def is_prefixed_ulid(value: str, prefix: str) -> bool:

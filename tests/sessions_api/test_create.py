@@ -132,6 +132,31 @@ def test_every_session_gets_its_own_id_and_token(api):
     assert first["signature"] != second["signature"]
 
 
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _random_part(prefixed_id: str) -> int:
+    """The 80 random bits of a prefixed ULID: its last 16 base32 characters."""
+    value = 0
+    for char in prefixed_id.split("_", 1)[1][10:]:
+        value = value * 32 + CROCKFORD.index(char)
+    return value
+
+
+def test_a_session_id_is_not_derivable_from_the_ids_made_just_before_it(api):
+    # CONTRACT 1: the random part is unguessable. A monotonic ULID generator makes an id in the same
+    # millisecond as the previous one of its process by adding 1 to that one's random part: the
+    # request id (X-Request-Id, which every caller sees) and the session id made right after it.
+    answers = [api.post("/v1/sessions", {"subject": "user-42", "age_limit": 18}) for _ in range(50)]
+    request_ids = [_random_part(answer["X-Request-Id"]) for answer in answers]
+    session_ids = [_random_part(answer.json()["session"]["sessionId"]) for answer in answers]
+
+    assert all(answer.status_code == 201 for answer in answers)
+    derived = [(request, session) for request, session in zip(request_ids, session_ids) if 0 < session - request < 4]
+    assert not derived
+    assert not [pair for pair in zip(session_ids, session_ids[1:]) if 0 < pair[1] - pair[0] < 4]
+
+
 def test_optional_urls_absent_or_null_are_echoed_as_null(api):
     absent = api.create_session()
     explicit_null = api.create_session(callback_url=None, cancel_url=None, notification_url=None)

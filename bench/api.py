@@ -56,14 +56,14 @@ def prepare_environment(args) -> dict:
     return dict(os.environ)
 
 
-def ensure_debian_tool(command: str, package: str | None = None) -> str:
-    """The path of `command`, installed from Debian's package (named `command` unless `package`) if missing."""
+def ensure_debian_tool(command: str) -> str:
+    """The path of `command`, installed from Debian's package of the same name if missing."""
     if shutil.which(command) is None:
-        print(f"== apt: installing {package or command}", flush=True)
+        print(f"== apt: installing {command}", flush=True)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package or command], check=True,
-                       env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", command], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
     return shutil.which(command)
 
 

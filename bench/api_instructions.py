@@ -58,13 +58,15 @@ def serve(endpoint: str, api_key: str, session_id: str, warmup: int, requests: i
         if not status[0].startswith("2"):
             raise SystemExit(f"{endpoint}: {status[0]}")
 
+    def instrumentation(state: str) -> None:
+        subprocess.run(["callgrind_control", f"--instr={state}", str(os.getpid())], check=True, capture_output=True)
+
     for _ in range(warmup):
         call()
-    control = ["callgrind_control", "--instr=on", str(os.getpid())]
-    subprocess.run(control, check=True, capture_output=True)
+    instrumentation("on")
     for _ in range(requests):
         call()
-    subprocess.run(control[:1] + ["--instr=off", str(os.getpid())], check=True, capture_output=True)
+    instrumentation("off")
 
 
 def count(valgrind: str, endpoint: str, api_key: str, session_id: str, args) -> int:

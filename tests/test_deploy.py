@@ -1,9 +1,12 @@
 """The systemd units in deploy/: every process the README names, restarted by systemd, on the queues the code routes to."""
 import configparser
+import os
 import shlex
 from pathlib import Path
 
 from django.conf import settings
+
+from bench.api import production_workers
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -63,10 +66,6 @@ def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
 
 def _gunicorn_workers(env: dict) -> int:
     """The worker count gunicorn resolves for the README's web command, from gunicorn.conf.py and `env`."""
-    import os
-
-    from bench.api import production_workers
-
     shell = {name: value for name, value in os.environ.items() if name != "WEB_CONCURRENCY"}
     return production_workers({**shell, "DEBUG": "1", **env})
 
@@ -74,8 +73,6 @@ def _gunicorn_workers(env: dict) -> int:
 def test_the_web_service_runs_two_sync_workers_per_core_plus_one_unless_told_otherwise():
     # A request holds its sync worker for its whole length, a session's creation through its commit's wait
     # for the disk: three workers on two cores left the CPU idle during those waits.
-    import os
-
     web = exec_start("ageverify-web.service")
     readme = (DEPLOY.parent / "README.md").read_text()
 

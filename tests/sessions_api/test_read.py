@@ -3,8 +3,11 @@ import re
 from datetime import date
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
-from sessions_api.models import new_session_id
+from sessions_api.models import VerificationSession, new_session_id
 from sessions_api.state_machine import Results, session_cancel, session_transition
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
@@ -172,12 +175,6 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
     # "one row", and a read filtered on id and tenant was planned on the tenant's index, scanning every
     # session the tenant made since (10 ms a read at 25,000 sessions in bench/api.py). Whatever the
     # statistics, the read must find the row by its primary key.
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-    from django.utils import timezone
-
-    from sessions_api.models import VerificationSession
-
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE sessions_api_verificationsession")
     VerificationSession.objects.bulk_create(
@@ -201,12 +198,6 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
 def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_sessions(api, onboarded):
     # Creating a session is the API's busiest write, so the sessions table keeps only the indexes queries
     # use: a tenant's list (newest first) reads session_tenant_created_idx, not every tenant's sessions.
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-    from django.utils import timezone
-
-    from sessions_api.models import VerificationSession
-
     other = tenant_create(name="Busy Co").tenant
     VerificationSession.objects.bulk_create(
         VerificationSession(tenant=other, mode="live", subject=f"user-{n}", age_limit=18,

@@ -10,6 +10,10 @@ wrk (Debian's package; installed here if missing) drives baseline, GET and POST 
 the rate limit is raised out of the way. Prints per round and the medians: requests/s, p50/p99, the
 ratios GET/baseline and POST/baseline (goals 0.85 and 0.70), SQL queries per request, and errors
 (any non-2xx answer or socket error fails the run).
+--cpu adds where each endpoint's CPU time goes, in microseconds per request: gunicorn's workers,
+PostgreSQL, Redis, wrk, and the kernel's work no process is charged with (interrupts), read from /proc
+around every run (clock ticks: a reading, not a count; for exact in-process work see
+bench/api_instructions.py).
 Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (dropped, created and migrated
 here at every run: each run meets the same tables, not the sessions earlier runs created) and Redis db 6.
 The sessions table is first filled to --seed-sessions rows, vacuumed and analyzed, then a CHECKPOINT (see seed_sessions).
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -133,6 +138,53 @@ def wrk_script(path: Path, method: str, headers: dict, body: str | None) -> Path
     return path
 
 
+_CPU_GROUPS = ("gunicorn user", "gunicorn sys", "postgres", "redis", "wrk", "other", "unassigned")
+
+
+def cpu_snapshot(server_pgid: int) -> dict[str, int]:
+    """Clock ticks used so far by each group of processes alive now, and by the whole machine ("busy").
+
+    wrk is not alive before or after its run: its ticks are those of the finished children (getrusage).
+    """
+    ticks = dict.fromkeys(_CPU_GROUPS, 0)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ticks["wrk"] = round((children.ru_utime + children.ru_stime) * os.sysconf("SC_CLK_TCK"))
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                text = stat.read()
+        except OSError:  # ended meanwhile
+            continue
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text[text.rindex(")") + 2:].split()
+        used = int(fields[11]) + int(fields[12])  # utime + stime
+        if int(fields[2]) == server_pgid:
+            ticks["gunicorn user"] += int(fields[11])
+            ticks["gunicorn sys"] += int(fields[12])
+            continue
+        if comm.startswith("postgres"):
+            group = "postgres"
+        elif comm.startswith("redis"):
+            group = "redis"
+        else:
+            group = "other"
+        ticks[group] += used
+    with open("/proc/stat") as stat:
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
+    ticks["busy"] = user + nice + system + irq + softirq + steal
+    return ticks
+
+
+def cpu_per_request(before: dict, after: dict, requests: int) -> dict[str, float]:
+    """Microseconds of CPU per request by group between two snapshots; "unassigned" is busy time no process got."""
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    used = {group: max(after[group] - before[group], 0) for group in _CPU_GROUPS if group != "unassigned"}
+    used["unassigned"] = max((after["busy"] - before["busy"]) - sum(used.values()), 0)
+    return {group: used[group] * tick_us / max(requests, 1) for group in _CPU_GROUPS}
+
+
 def run_wrk(wrk: str, url: str, script: Path, args) -> dict:
     command = [wrk, "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.duration}s",
                "--timeout", "5s", "--latency", "-s", str(script), url]
@@ -212,6 +264,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="gunicorn sync workers (default: gunicorn.conf.py's, as the README's command runs)")
     parser.add_argument("--port", type=int, default=16600)
+    parser.add_argument("--cpu", action="store_true",
+                        help="also print CPU microseconds per request by process group (gunicorn, PostgreSQL...)")
     parser.add_argument("--seed-sessions", type=int, default=20_000,
                         help="sessions in the table before measuring (added if fewer), then VACUUM ANALYZE")
     args = parser.parse_args()
@@ -277,7 +331,10 @@ def main() -> None:
             row = []
             for name in names:
                 url, script = targets[name]
+                before = cpu_snapshot(server.pid) if args.cpu else None
                 result = run_wrk(wrk, url, script, args)
+                if args.cpu:
+                    result["cpu"] = cpu_per_request(before, cpu_snapshot(server.pid), result["requests"])
                 results[name].append(result)
                 row.append(f"{name} {result['rps']:.0f}/s p50 {result['p50']:.1f} p99 {result['p99']:.1f} ms"
                            + (f" ERRORS {result['errors']}" if result["errors"] else ""))
@@ -305,6 +362,14 @@ def main() -> None:
             verdicts.append(f"{name} {ratio:.2f} of baseline (goal {goal}: {'met' if ratio >= goal else 'NOT met'})")
     print("; ".join(verdicts) + f"; errors: {errors}")
     print("(ratio: median over rounds of the endpoint's requests/s over the baseline's in the same round)")
+    if args.cpu:
+        print()
+        print("CPU microseconds per request, median over rounds (from /proc; 'unassigned': interrupts and other kernel work)")
+        print(f"{'endpoint':10} " + " ".join(f"{group:>13}" for group in _CPU_GROUPS) + f" {'total':>10}")
+        for name, runs in results.items():
+            medians = {group: statistics.median(r["cpu"][group] for r in runs) for group in _CPU_GROUPS}
+            total = statistics.median(sum(r["cpu"].values()) for r in runs)
+            print(f"{name:10} " + " ".join(f"{medians[group]:13.0f}" for group in _CPU_GROUPS) + f" {total:10.0f}")
     if errors:
         raise SystemExit(f"{errors} requests failed")
 

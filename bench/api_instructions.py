@@ -1,6 +1,10 @@
 """CPU instructions per API request (baseline, GET, POST), counted by callgrind: a measure the machine's load does not move.
 
-Run by hand:  .venv/bin/python bench/api_instructions.py [--requests 200] [--warmup 100]
+Run by hand:  .venv/bin/python bench/api_instructions.py [--requests 200] [--warmup 100] [--keep DIR]
+                                                     [--through gunicorn]
+
+--keep DIR keeps each endpoint's callgrind file (DIR/callgrind.<endpoint>), to see where the
+instructions go: `callgrind_annotate --inclusive=yes DIR/callgrind.POST | head -60`.
 
 bench/api.py measures throughput, which on a shared machine moves with whatever else runs on it (its
 ratios moved by a tenth between runs of one day). This counts what the service itself executes for one
@@ -8,7 +12,10 @@ request: each endpoint runs in its own Python process under `valgrind --tool=cal
 package; installed here if missing), which serves --warmup requests uncounted, then --requests counted
 ones, through the WSGI application gunicorn calls (the same settings overlay, middleware, database and
 Redis as bench/api.py). Not counted: gunicorn's HTTP parsing and the sockets (the same for every
-endpoint), PostgreSQL and Redis themselves, and the kernel. Prints instructions per request and the
+endpoint), PostgreSQL and Redis themselves, and the kernel. --through gunicorn counts in a gunicorn sync
+worker instead (the README's command with one worker, under callgrind), driven over loopback one
+connection per request as wrk's are served: gunicorn's HTTP parsing and the worker's side of the
+sockets are then counted too, as the throughput benchmark pays them. Prints instructions per request and the
 baseline's count over each endpoint's: a ratio of work, which the throughput ratios follow when the
 CPU is what limits them.
 """
@@ -16,9 +23,13 @@ import argparse
 import io
 import json
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from bench.api import POST_BODY, ensure_database, ensure_debian_tool, prepare_environment, seed_sessions  # noqa: E402
 
 ENDPOINTS = ("baseline", "GET", "POST")
+GUNICORN_PORT = 16601
 
 
 def serve(endpoint: str, api_key: str, session_id: str, warmup: int, requests: int) -> None:
@@ -58,34 +70,105 @@ def serve(endpoint: str, api_key: str, session_id: str, warmup: int, requests: i
         if not status[0].startswith("2"):
             raise SystemExit(f"{endpoint}: {status[0]}")
 
-    def instrumentation(state: str) -> None:
-        subprocess.run(["callgrind_control", f"--instr={state}", str(os.getpid())], check=True, capture_output=True)
-
     for _ in range(warmup):
         call()
-    instrumentation("on")
+    instrumentation(os.getpid(), "on")
     for _ in range(requests):
         call()
-    instrumentation("off")
+    instrumentation(os.getpid(), "off")
+
+
+def instrumentation(pid: int, state: str) -> None:
+    subprocess.run(["callgrind_control", f"--instr={state}", str(pid)], check=True, capture_output=True)
+
+
+def total_instructions(callgrind_file: Path) -> int:
+    totals = [line for line in callgrind_file.read_text().splitlines() if line.startswith("totals:")]
+    return int(totals[-1].split()[1])
 
 
 def count(valgrind: str, endpoint: str, api_key: str, session_id: str, args) -> int:
     with tempfile.TemporaryDirectory(prefix="ageverify-callgrind-") as scratch:
-        out = Path(scratch) / "callgrind.out"
+        out = Path(args.keep or scratch) / f"callgrind.{endpoint}"
+        if args.through == "gunicorn":
+            return count_in_gunicorn(valgrind, endpoint, api_key, session_id, args, Path(scratch), out)
         subprocess.run(
             [valgrind, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
              sys.executable, __file__, "--serve", endpoint, api_key, session_id,
              "--warmup", str(args.warmup), "--requests", str(args.requests)],
             cwd=REPO, check=True, stderr=subprocess.DEVNULL,
         )
-        totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
-        return int(totals[-1].split()[1])
+        return total_instructions(out)
+
+
+def raw_request(endpoint: str, api_key: str, session_id: str) -> bytes:
+    """The bytes wrk sends for `endpoint` (its Lua scripts in bench/api.py set the same headers and body)."""
+    host = f"Host: 127.0.0.1:{GUNICORN_PORT}\r\nX-API-Key: {api_key}\r\n"
+    if endpoint == "POST":
+        body = json.dumps(POST_BODY)
+        return (f"POST /v1/sessions HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n{body}").encode()
+    path = "/v1/bench/baseline" if endpoint == "baseline" else f"/v1/sessions/{session_id}"
+    return f"GET {path} HTTP/1.1\r\n{host}\r\n".encode()
+
+
+def exchange(raw: bytes) -> None:
+    """One request on its own connection, read to the end (a sync worker closes it after answering)."""
+    with socket.create_connection(("127.0.0.1", GUNICORN_PORT), timeout=120) as connection:
+        connection.sendall(raw)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    if not answer.startswith(b"HTTP/1.1 2"):
+        raise SystemExit(f"gunicorn answered: {answer[:200]!r}")
+
+
+def count_in_gunicorn(valgrind: str, endpoint: str, api_key: str, session_id: str, args, scratch: Path,
+                      out: Path) -> int:
+    """Instructions of `args.requests` requests in one gunicorn sync worker under callgrind (the master is
+    traced too, as valgrind follows the fork; only the worker's counts are read)."""
+    server = subprocess.Popen(
+        [valgrind, "--tool=callgrind", "--trace-children=yes", "--instr-atstart=no",
+         f"--callgrind-out-file={scratch}/gunicorn.%p", sys.executable, "-m", "gunicorn", "ageverify.wsgi",
+         "--workers", "1", "--timeout", "600", "--bind", f"127.0.0.1:{GUNICORN_PORT}", "--log-level", "warning"],
+        cwd=REPO, start_new_session=True, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", GUNICORN_PORT), timeout=5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("gunicorn under callgrind did not start")
+                time.sleep(0.5)
+        raw = raw_request(endpoint, api_key, session_id)
+        for _ in range(args.warmup):
+            exchange(raw)
+        workers = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+        if len(workers) != 1:
+            raise SystemExit(f"expected one gunicorn worker, found {workers}")
+        worker = int(workers[0])
+        instrumentation(worker, "on")
+        for _ in range(args.requests):
+            exchange(raw)
+        instrumentation(worker, "off")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(120)
+    shutil.copyfile(scratch / f"gunicorn.{worker}", out)
+    return total_instructions(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200, help="counted requests per endpoint")
     parser.add_argument("--warmup", type=int, default=100, help="uncounted requests first (imports, caches)")
+    parser.add_argument("--through", choices=("wsgi", "gunicorn"), default="wsgi",
+                        help="wsgi: the application called in-process (the service's own code only); "
+                             "gunicorn: a gunicorn worker served over loopback (its HTTP parsing counted too)")
+    parser.add_argument("--keep", metavar="DIR", help="keep each endpoint's callgrind file in DIR")
     parser.add_argument("--serve", nargs=3, metavar=("ENDPOINT", "KEY", "SESSION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -95,6 +178,8 @@ def main() -> None:
         return
 
     valgrind = ensure_debian_tool("valgrind")
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
     ensure_database(fresh=args.own_database)
     import django
 
@@ -109,7 +194,8 @@ def main() -> None:
     assert created.status_code == 201, created.content
     session_id = created.json()["session"]["sessionId"]
 
-    print(f"callgrind: {args.warmup} requests uncounted, then {args.requests} counted, per endpoint", flush=True)
+    print(f"callgrind, through {args.through}: {args.warmup} requests uncounted, then {args.requests} counted, "
+          "per endpoint", flush=True)
     per_request = {}
     for endpoint in ENDPOINTS:
         per_request[endpoint] = count(valgrind, endpoint, api_key, session_id, args) / args.requests

@@ -159,20 +159,15 @@ def cpu_snapshot(server_pgid: int) -> dict[str, int]:
             continue
         comm = text[text.index("(") + 1:text.rindex(")")]
         fields = text[text.rindex(")") + 2:].split()
-        used = int(fields[11]) + int(fields[12])  # utime + stime
+        user, system = int(fields[11]), int(fields[12])  # utime, stime
         if int(fields[2]) == server_pgid:
-            ticks["gunicorn user"] += int(fields[11])
-            ticks["gunicorn sys"] += int(fields[12])
-            continue
-        if comm.startswith("postgres"):
-            group = "postgres"
-        elif comm.startswith("redis"):
-            group = "redis"
+            ticks["gunicorn user"] += user
+            ticks["gunicorn sys"] += system
         else:
-            group = "other"
-        ticks[group] += used
+            group = "postgres" if comm.startswith("postgres") else "redis" if comm.startswith("redis") else "other"
+            ticks[group] += user + system
     with open("/proc/stat") as stat:
-        user, nice, system, idle, iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
     ticks["busy"] = user + nice + system + irq + softirq + steal
     return ticks
 

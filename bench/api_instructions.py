@@ -29,13 +29,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.api import POST_BODY, ensure_database, ensure_debian_tool, prepare_environment, seed_sessions  # noqa: E402
+from bench.api import (POST_BODY, ensure_database, ensure_debian_tool, prepare_environment,  # noqa: E402
+                       seed_sessions, wait_for_port)
 
 ENDPOINTS = ("baseline", "GET", "POST")
 GUNICORN_PORT = 16601
@@ -134,15 +134,7 @@ def count_in_gunicorn(valgrind: str, endpoint: str, api_key: str, session_id: st
         cwd=REPO, start_new_session=True, stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", GUNICORN_PORT), timeout=5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("gunicorn under callgrind did not start")
-                time.sleep(0.5)
+        wait_for_port(GUNICORN_PORT, timeout=300)  # slow to start under callgrind
         raw = raw_request(endpoint, api_key, session_id)
         for _ in range(args.warmup):
             exchange(raw)

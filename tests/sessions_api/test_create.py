@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
+from ulid import ULID
 
 from sessions_api.models import VerificationSession
 from tests.factories import ApiKeyFactory
@@ -132,15 +133,9 @@ def test_every_session_gets_its_own_id_and_token(api):
     assert first["signature"] != second["signature"]
 
 
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
 def _random_part(prefixed_id: str) -> int:
-    """The 80 random bits of a prefixed ULID: its last 16 base32 characters."""
-    value = 0
-    for char in prefixed_id.split("_", 1)[1][10:]:
-        value = value * 32 + CROCKFORD.index(char)
-    return value
+    """The 80 random bits of a prefixed ULID: the 10 bytes after its 6 bytes of milliseconds."""
+    return int.from_bytes(ULID.from_str(prefixed_id.split("_", 1)[1]).bytes[6:], "big")
 
 
 def test_a_session_id_is_not_derivable_from_the_ids_made_just_before_it(api):

@@ -317,6 +317,9 @@ def main() -> None:
         print(f"sessions table: {args.seed_sessions} or more rows ({seeded} added), analyzed", flush=True)
         print(f"gunicorn: {workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
               f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds", flush=True)
+        print("a creation commits " + ("waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK on)"
+                                       if settings.SESSION_CREATE_WAIT_FOR_DISK else
+                                       "without waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK off)"), flush=True)
         for name, (url, script) in targets.items():  # warm-up: imports, connections, caches
             run_wrk(wrk, url, script, argparse.Namespace(**{**vars(args), "duration": 2}))
         for round_number in range(args.rounds):

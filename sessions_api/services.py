@@ -75,8 +75,9 @@ def session_create(
         "updated_at": now,
     }
     # The API's most frequent write: one prepared INSERT of every column, without the ORM's per-save
-    # compilation (VerificationSession has no save signals to send).
-    insert_row(VerificationSession, values)
+    # compilation (VerificationSession has no save signals to send). Unless SESSION_CREATE_WAIT_FOR_DISK,
+    # its commit does not wait for the disk (README, "API behaviour in brief").
+    insert_row(VerificationSession, values, wait_for_disk=settings.SESSION_CREATE_WAIT_FOR_DISK)
     return CreatedSession(values=values, tenant=tenant, token=token)
 
 

@@ -120,8 +120,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Off: a session's creation commits without waiting for the WAL flush (PostgreSQL only), as webhook
-# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (README, "Creating a
-# session: durability"). On: every creation waits for the disk, at about a sixth of POST's throughput.
+# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (README, "API behaviour
+# in brief"). On: every creation waits for the disk, at about a tenth of POST's throughput.
 SESSION_CREATE_WAIT_FOR_DISK = env_bool("SESSION_CREATE_WAIT_FOR_DISK", False)
 
 # Redis is the broker, the rate limiter's store and the cache. Without REDIS_URL (the embedded demo)

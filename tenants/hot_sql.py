@@ -49,7 +49,7 @@ def insert_row(model, values: dict, *, wait_for_disk: bool = True) -> None:
     caller's transaction the setting is left alone, or it would cover the caller's other writes too.
     """
     connection = connections[DEFAULT_DB_ALIAS]
-    sql, fields, prepared = _insert_statement(model)
+    sql, sql_without_commit_wait, fields, prepared = _insert_statement(model)
     if not hot_sql_applies():
         params = [field.get_db_prep_save(values[field.attname], connection) for field in fields]
         with connection.cursor() as cursor:
@@ -63,7 +63,7 @@ def insert_row(model, values: dict, *, wait_for_disk: bool = True) -> None:
         _execute_prepared(connection, sql, params, fetch=False)
         return
     if not wait_for_disk:
-        sql += _NO_COMMIT_WAIT
+        sql = sql_without_commit_wait
     attempts = []
 
     def insert():
@@ -99,8 +99,6 @@ def _is_primary_key_violation(error: IntegrityError, model) -> bool:
 
 
 _insert_statements: dict = {}
-# The statement is its own transaction (autocommit): `true` makes the setting last only that long.
-_NO_COMMIT_WAIT = " RETURNING set_config('synchronous_commit', 'off', true)"
 
 
 def _insert_statement(model):
@@ -110,7 +108,10 @@ def _insert_statement(model):
         columns = ", ".join(f'"{field.column}"' for field in fields)
         sql = f'INSERT INTO "{model._meta.db_table}" ({columns}) VALUES ({", ".join(["%s"] * len(fields))})'
         prepared = [(field, isinstance(field, JSONField)) for field in fields]
-        statement = _insert_statements[model] = (sql, fields, prepared)
+        # Made once, like the statement: the insert is its own transaction (autocommit), and `true` makes
+        # the setting last only that long.
+        without_commit_wait = f"{sql} RETURNING set_config('synchronous_commit', 'off', true)"
+        statement = _insert_statements[model] = (sql, without_commit_wait, fields, prepared)
     return statement
 
 

@@ -340,6 +340,11 @@ WEBHOOK_SEND_LEASE_SECONDS = int(os.environ.get("WEBHOOK_SEND_LEASE_SECONDS", "6
 WEBHOOK_TENANT_MAX_IN_FLIGHT = int(os.environ.get("WEBHOOK_TENANT_MAX_IN_FLIGHT", "8"))
 # A delivery the sweep queued is not queued again for this long, so a busy worker is not flooded.
 WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
+# A tenant's new deliveries are sent by its drains (webhooks.drains): at most this many at once across
+# all delivery workers, each one delivery after another, for at most WEBHOOK_DRAIN_SLICE_SECONDS before
+# it goes back to the end of the queue. 0: one queued task per delivery instead.
+WEBHOOK_TENANT_DRAINS = int(os.environ.get("WEBHOOK_TENANT_DRAINS", "16"))
+WEBHOOK_DRAIN_SLICE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SLICE_SECONDS", "1"))
 
 # --- Dashboard sign-in throttling: failures per username and per client address within one window ---
 DASHBOARD_LOGIN_MAX_FAILURES_PER_USER = int(os.environ.get("DASHBOARD_LOGIN_MAX_FAILURES_PER_USER", "5"))

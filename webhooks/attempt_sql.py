@@ -6,6 +6,8 @@ prepared statement of data-modifying CTEs (tenants.hot_sql), which is its own tr
 own connection health check. Each is safe to run twice, which hot_sql does when a reused connection
 turns out dead: a second claim finds the row leased and claims nothing (the lease's end lets the
 sweep send it), a second record writes the same outcome again or finds the delivery already settled.
+The claim comes in two forms: of a given delivery (a queued attempt's) and of a tenant's next due one
+(a drain's, webhooks.drains).
 
 `set_config('synchronous_commit', 'off', true)` inside the statement applies to the transaction the
 statement is, so its commit does not wait for the disk, as delivery.py explains; inside a caller's
@@ -23,15 +25,25 @@ from .models import WebhookDelivery
 _NO_COMMIT_WAIT = ("set_config('synchronous_commit', CASE WHEN %s THEN 'off' "
                    "ELSE current_setting('synchronous_commit') END, true)")
 
-# Both statements reach the delivery by its id alone, in a MATERIALIZED step planned on its own, and
+# The claim of a given delivery and the record reach it by its id alone, in a MATERIALIZED step planned on its own, and
 # test its status on the row they hold: with status in the same WHERE clause, PostgreSQL could plan on
 # the due-deliveries index (statistics taken when nothing was pending make "pending" look like one
 # row) and, in the burst that follows, read every pending row for each attempt.
-_CLAIM = f"""
-WITH held AS MATERIALIZED (
+_BY_ID = """
     SELECT id, status, next_attempt_at FROM webhooks_webhookdelivery
     WHERE id = %s
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE SKIP LOCKED"""
+# A tenant's drain (webhooks.drains) takes its oldest due delivery that nobody holds, on the pending
+# deliveries' own partial index (delivery_tenant_due_idx).
+_NEXT_OF_TENANT = """
+    SELECT id, status, next_attempt_at FROM webhooks_webhookdelivery
+    WHERE tenant_id = %s AND status = 'pending' AND next_attempt_at <= %s
+    ORDER BY next_attempt_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED"""
+
+_CLAIM_OF = """
+WITH held AS MATERIALIZED ({held}
 ), due AS (
     SELECT id FROM held WHERE status = 'pending' AND next_attempt_at <= %s
 ), lost AS (
@@ -46,12 +58,14 @@ WITH held AS MATERIALIZED (
     INSERT INTO webhooks_webhookattempt (delivery_id, number, attempted_at, error, response_excerpt)
     SELECT id, attempt_count, %s, '', '' FROM claimed
 )
-SELECT c.tenant_id, c.url, c.payload, c.mode, c.attempt_count, c.cycle_first_attempt, t.webhooks_enabled,
+SELECT c.id, c.tenant_id, c.url, c.payload, c.mode, c.attempt_count, c.cycle_first_attempt, t.webhooks_enabled,
        t.webhook_secret, t.webhook_secret_previous, t.webhook_secret_previous_expires_at,
        t.test_webhook_secret, t.test_webhook_secret_previous, t.test_webhook_secret_previous_expires_at,
-       {_NO_COMMIT_WAIT}
+       {no_commit_wait}
 FROM claimed AS c JOIN tenants_tenant AS t ON t.id = c.tenant_id
 """
+_CLAIM = _CLAIM_OF.format(held=_BY_ID, no_commit_wait=_NO_COMMIT_WAIT)
+_CLAIM_NEXT_OF_TENANT = _CLAIM_OF.format(held=_NEXT_OF_TENANT, no_commit_wait=_NO_COMMIT_WAIT)
 
 _TENANT_FIELDS = ("webhooks_enabled", "webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at",
                   "test_webhook_secret", "test_webhook_secret_previous", "test_webhook_secret_previous_expires_at")
@@ -86,10 +100,20 @@ def attempt_claim(*, delivery_id: str, now: datetime, lease_end: datetime,
                   lost_error: str) -> WebhookDelivery | None:
     """Claim the next attempt of a due, unclaimed delivery: the delivery (its tenant loaded) with
     `attempt_count` its number, or None when there is nothing to claim."""
-    row = fetch_one(_CLAIM, [delivery_id, now, lost_error, lease_end, now, _commit_without_wait()])
+    return _claimed(fetch_one(_CLAIM, [delivery_id, now, lost_error, lease_end, now, _commit_without_wait()]))
+
+
+def attempt_claim_next_of_tenant(*, tenant_id: str, now: datetime, lease_end: datetime,
+                                 lost_error: str) -> WebhookDelivery | None:
+    """As attempt_claim, for the tenant's oldest due delivery that no other attempt holds; None when none is."""
+    return _claimed(fetch_one(_CLAIM_NEXT_OF_TENANT,
+                              [tenant_id, now, now, lost_error, lease_end, now, _commit_without_wait()]))
+
+
+def _claimed(row) -> WebhookDelivery | None:
     if row is None:
         return None
-    tenant_id, url, payload, mode, number, cycle_first_attempt, *tenant_values, _ = row
+    delivery_id, tenant_id, url, payload, mode, number, cycle_first_attempt, *tenant_values, _ = row
     delivery = _loaded(WebhookDelivery, {
         "id": delivery_id, "tenant_id": tenant_id, "url": url, "payload": payload, "mode": mode,
         "status": WebhookDelivery.Status.PENDING, "attempt_count": number, "cycle_first_attempt": cycle_first_attempt,

@@ -7,6 +7,7 @@ others: a single busy tenant gets most of an otherwise idle worker, a tenant who
 holds at most the pool less one share, and any other tenant always finds a share free. An attempt
 that may not run now is not made but put back on the queue with a growing countdown, before anything
 is claimed, so the delivery row is untouched and still due (the sweep catches it if the publish fails).
+A tenant's drain (webhooks.drains), which sends one delivery after another, holds one slot while it runs.
 """
 import threading
 from collections import Counter

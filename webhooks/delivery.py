@@ -12,6 +12,10 @@ visible to every other connection). A database crash can lose the last fraction 
 and what that loses is what a worker dying mid-attempt loses: a claim or an outcome, so the delivery
 is attempted again. Nothing else is written this way; sessions and the outbox rows themselves are not.
 
+A delivery's first attempt (and a re-send) is made by a drain of its tenant (webhooks.drains), which
+claims the tenant's next due delivery instead of a given one; retries and the sweep queue a task for
+the given delivery. Either way the attempt is this one.
+
 On PostgreSQL each of the two is a single statement (webhooks.attempt_sql): one round trip each, the
 whole of an attempt's database work. Elsewhere (SQLite in the demo) they are ORM transactions.
 """
@@ -28,7 +32,7 @@ from django.utils import timezone
 from tenants.hot_sql import hot_sql_applies
 from tenants.selectors import webhook_signing_secrets
 
-from .attempt_sql import attempt_claim, attempt_record
+from .attempt_sql import attempt_claim, attempt_claim_next_of_tenant, attempt_record
 from .concurrency import deferral_countdown, tenant_slots
 from .models import WebhookAttempt, WebhookDelivery
 from .selectors import delivery_tenant_id
@@ -70,11 +74,8 @@ def _claim(delivery_id: str) -> _Claim | None:
     now = timezone.now()
     lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
     if hot_sql_applies():
-        delivery = attempt_claim(delivery_id=delivery_id, now=now, lease_end=lease_end, lost_error=LOST_ATTEMPT_ERROR)
-        if delivery is None:
-            return None
-        return _Claim(delivery=delivery, number=delivery.attempt_count,
-                      secrets=webhook_signing_secrets(delivery.tenant, delivery.mode))
+        return _hot_claim(attempt_claim(delivery_id=delivery_id, now=now, lease_end=lease_end,
+                                        lost_error=LOST_ATTEMPT_ERROR))
     with transaction.atomic():
         delivery = (
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
@@ -94,6 +95,13 @@ def _claim(delivery_id: str) -> _Claim | None:
         WebhookAttempt.objects.create(delivery=delivery, number=number, attempted_at=now)
         secrets = webhook_signing_secrets(delivery.tenant, delivery.mode)
     return _Claim(delivery=delivery, number=number, secrets=secrets)
+
+
+def _hot_claim(delivery: WebhookDelivery | None) -> _Claim | None:
+    if delivery is None:  # delivered, failed, not yet due, in flight, or being claimed right now
+        return None
+    return _Claim(delivery=delivery, number=delivery.attempt_count,
+                  secrets=webhook_signing_secrets(delivery.tenant, delivery.mode))
 
 
 def _send(claim: _Claim) -> PostResult:
@@ -190,13 +198,28 @@ def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
 
     Safe to run any number of times, concurrently too: only the run that claims the row sends.
     """
-    claim = _claim(delivery_id)
+    return _attempt(_claim(delivery_id))
+
+
+def webhook_delivery_attempt_next_of_tenant(*, tenant_id: str) -> PostResult | None:
+    """The attempt of the tenant's oldest due delivery that no other attempt holds; None when there is none.
+
+    PostgreSQL only (hot_sql_applies): a tenant's drain (webhooks.drains) runs one after another.
+    """
+    now = timezone.now()
+    lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
+    return _attempt(_hot_claim(attempt_claim_next_of_tenant(tenant_id=tenant_id, now=now, lease_end=lease_end,
+                                                            lost_error=LOST_ATTEMPT_ERROR)))
+
+
+def _attempt(claim: _Claim | None) -> PostResult | None:
     if claim is None:
         return None
     result = _send(claim)
     _record(claim, result)
     if not result.succeeded:
-        logger.info("webhook %s attempt %d failed: %s", delivery_id, claim.number, result.error or result.status_code)
+        logger.info("webhook %s attempt %d failed: %s", claim.delivery.pk, claim.number,
+                    result.error or result.status_code)
     return result
 
 

@@ -41,7 +41,12 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "webhook deliveries"
-        indexes = [models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx")]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx"),
+            # A tenant's drain takes its oldest due delivery (webhooks.drains): only pending rows are indexed.
+            models.Index(fields=["tenant", "next_attempt_at"], condition=models.Q(status="pending"),
+                         name="delivery_tenant_due_idx"),
+        ]
 
     def __str__(self):
         return f"{self.event_type} {self.id} ({self.status})"

@@ -54,7 +54,12 @@ def delivery_enqueue(
 
 def _queue_or_leave_to_sweep(delivery_id: str, tenant_id: str) -> None:
     # Marked queued when written, so a busy worker's backlog is not doubled by the sweep; if the
-    # publish fails, the mark goes, and the next sweep (within 15 s) queues it.
+    # publish fails, the mark goes, and the next sweep (within 15 s) queues it. A drain of the tenant
+    # sends it if one can be woken (webhooks.drains), else it is queued alone.
+    from .drains import drain_wake
+
+    if drain_wake(tenant_id):
+        return
     if not queue_attempt(delivery_id, tenant_id=tenant_id):
         WebhookDelivery.objects.filter(pk=delivery_id).update(queued_at=None)
 

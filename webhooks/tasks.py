@@ -14,3 +14,10 @@ def webhook_deliveries_sweep() -> int:
     from .services import webhook_deliveries_sweep as sweep
 
     return sweep()
+
+
+@shared_task(name="webhooks.tasks.webhook_tenant_drain_task", ignore_result=True)
+def webhook_tenant_drain_task(tenant_id: str, token: str, deferrals: int = 0) -> None:
+    from .drains import webhook_tenant_drain
+
+    webhook_tenant_drain(tenant_id=tenant_id, token=token, deferrals=deferrals)

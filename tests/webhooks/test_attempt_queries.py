@@ -70,3 +70,10 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
             cursor.execute("EXPLAIN " + sql, params)
             plan = "\n".join(row[0] for row in cursor.fetchall())
         assert "delivery_due_idx" not in plan, (name, plan)
+
+    # A drain's claim of its tenant's next delivery reads the pending deliveries' own index.
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + attempt_sql._CLAIM_NEXT_OF_TENANT,
+                       [first.tenant_id, now, now, "lost", now, now, True])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "delivery_tenant_due_idx" in plan, plan

@@ -1,0 +1,169 @@
+"""A tenant's drains: a few tasks that each send the tenant's due deliveries one after another.
+
+One queued task per delivery costs the delivery worker about as much CPU as the attempt itself (the
+broker read, the task's tracing, a thread hand-over); that, not the network, was what a worker process
+could do per second (bench/webhooks.py). So a new delivery does not get a task of its own: it wakes a
+drain of its tenant, unless WEBHOOK_TENANT_DRAINS of them are already at work (across all workers),
+in which case one of those will take it. A drain claims the tenant's oldest due delivery nobody holds
+(the same claim, send and record as any attempt, webhooks.delivery), then the next, for at most
+WEBHOOK_DRAIN_SLICE_SECONDS; then, if there may be more, it puts itself back at the end of the queue,
+so that other tenants' tasks get their turn. In a worker it takes one of its tenant's slots
+(webhooks.concurrency) like any attempt, and is put back on the queue with a countdown if it may not.
+
+Which drains are at work is a sorted set in Redis per tenant (member: the drain's token, score: when
+it was last seen at work). A drain that finds nothing to claim leaves the set, then looks once more:
+a delivery written while it was leaving may have found it still in the set and woken no other; the
+last drain out therefore always sees it. A drain not seen for DRAIN_STALE_SECONDS (its worker died)
+no longer counts. Nothing here can lose a delivery: the row is due in the database, and if no drain
+takes it (Redis unreachable, a publish lost, a worker killed) the sweep queues it as before
+(webhooks.services), after WEBHOOK_REQUEUE_AFTER_SECONDS.
+
+Drains need PostgreSQL (the claim of the tenant's next delivery is webhooks.attempt_sql's) and Redis;
+without them (the embedded demo), or with WEBHOOK_TENANT_DRAINS = 0, each delivery is queued alone.
+"""
+import logging
+import time
+import uuid
+from functools import lru_cache
+
+import redis
+from django.conf import settings
+from redis.commands.core import Script
+
+from tenants.hot_sql import hot_sql_applies
+from tenants.redis_outage import redis_failure_note, redis_recently_failed
+
+from .concurrency import deferral_countdown, tenant_slots
+from .delivery import webhook_delivery_attempt_next_of_tenant
+
+logger = logging.getLogger(__name__)
+
+# Longer than any one attempt (WEBHOOK_SEND_LEASE_SECONDS exceeds the total timeout) plus the longest
+# deferral: a drain at work is seen again well within it.
+DRAIN_STALE_SECONDS = 120
+_SEEN_AGAIN_AFTER = 10.0
+
+# KEYS[1]: the tenant's set; ARGV: now, stale before, most drains, token, key lifetime. 1: joined.
+_JOIN_SCRIPT = b"""
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+_join_script = Script(None, _JOIN_SCRIPT)
+
+
+def drains_apply() -> bool:
+    return bool(settings.WEBHOOK_TENANT_DRAINS > 0 and settings.REDIS_URL and hot_sql_applies())
+
+
+@lru_cache(maxsize=1)
+def _redis_client() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, **settings.REDIS_REQUEST_OPTIONS)
+
+
+def _key(tenant_id: str) -> str:
+    return f"webhooks:drains:{tenant_id}"
+
+
+def _join(tenant_id: str) -> str | None:
+    """A new drain's token if fewer than WEBHOOK_TENANT_DRAINS are at work, else None."""
+    token = uuid.uuid4().hex
+    now = time.time()
+    joined = _join_script(keys=[_key(tenant_id)], client=_redis_client(),
+                          args=[now, now - DRAIN_STALE_SECONDS, settings.WEBHOOK_TENANT_DRAINS, token,
+                                DRAIN_STALE_SECONDS])
+    return token if joined else None
+
+
+def _seen(tenant_id: str, token: str) -> None:
+    client = _redis_client()
+    client.zadd(_key(tenant_id), {token: time.time()})
+    client.expire(_key(tenant_id), DRAIN_STALE_SECONDS)
+
+
+def _leave(tenant_id: str, token: str) -> None:
+    try:
+        _redis_client().zrem(_key(tenant_id), token)
+    except redis.RedisError as error:  # it stops counting once it is stale
+        logger.warning("webhook drain of tenant %s could not leave: %s", tenant_id, error)
+
+
+def drain_wake(tenant_id: str) -> bool:
+    """See to it that a drain of the tenant takes its due deliveries; False when that cannot be arranged
+    now (drains do not apply, Redis or the broker failed) and the caller must queue the delivery itself."""
+    if not drains_apply() or redis_recently_failed():
+        return False
+    try:
+        token = _join(tenant_id)
+    except redis.RedisError as error:
+        redis_failure_note()
+        logger.warning("could not wake a webhook drain of tenant %s: %s", tenant_id, error)
+        return False
+    if token is None:
+        return True  # enough drains are at work on the tenant's deliveries; the last one out looks again
+    if _publish(tenant_id, token):
+        return True
+    _leave(tenant_id, token)
+    return False
+
+
+def _publish(tenant_id: str, token: str, *, countdown: float | None = None, deferrals: int = 0) -> bool:
+    from .tasks import webhook_tenant_drain_task
+
+    kwargs = {"deferrals": deferrals} if deferrals else {}
+    try:
+        webhook_tenant_drain_task.apply_async((tenant_id, token), kwargs, countdown=countdown)
+    except Exception as error:  # any broker failure: the deliveries are still due, the sweep queues them
+        redis_failure_note()
+        logger.warning("could not queue a webhook drain of tenant %s (%s); the sweep will", tenant_id, error)
+        return False
+    return True
+
+
+def _later(tenant_id: str, token: str, *, countdown: float | None, deferrals: int) -> None:
+    """Back on the queue, still counted as at work (its tenant's new deliveries wait for it)."""
+    try:
+        _seen(tenant_id, token)
+    except redis.RedisError as error:
+        logger.warning("webhook drain of tenant %s not seen: %s", tenant_id, error)
+    if not _publish(tenant_id, token, countdown=countdown, deferrals=deferrals):
+        _leave(tenant_id, token)
+
+
+def webhook_tenant_drain(*, tenant_id: str, token: str, deferrals: int = 0) -> int:
+    """Run the drain if the tenant has a free slot in this worker, else put it back; the attempts it made."""
+    with tenant_slots.hold(tenant_id) as held:
+        if held:
+            return _drain(tenant_id, token)
+    _later(tenant_id, token, countdown=deferral_countdown(deferrals), deferrals=deferrals + 1)
+    return 0
+
+
+def _drain(tenant_id: str, token: str) -> int:
+    attempts = 0
+    now = time.monotonic()
+    slice_end, seen_at = now + settings.WEBHOOK_DRAIN_SLICE_SECONDS, now
+    while True:
+        if webhook_delivery_attempt_next_of_tenant(tenant_id=tenant_id) is None:
+            _leave(tenant_id, token)
+            if webhook_delivery_attempt_next_of_tenant(tenant_id=tenant_id) is None:
+                return attempts
+            try:
+                token = _join(tenant_id)
+            except redis.RedisError:
+                token = None
+            if token is None:  # others are at work (or Redis is not answering: the sweep is there)
+                return attempts + 1
+        attempts += 1
+        now = time.monotonic()
+        if now >= slice_end:
+            _later(tenant_id, token, countdown=None, deferrals=0)
+            return attempts
+        if now - seen_at >= _SEEN_AGAIN_AFTER:
+            try:
+                _seen(tenant_id, token)
+            except redis.RedisError as error:
+                logger.warning("webhook drain of tenant %s not seen: %s", tenant_id, error)
+            seen_at = now

@@ -342,8 +342,9 @@ WEBHOOK_TENANT_MAX_IN_FLIGHT = int(os.environ.get("WEBHOOK_TENANT_MAX_IN_FLIGHT"
 WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
 # A tenant's new deliveries are sent by its drains (webhooks.drains): at most this many at once across
 # all delivery workers, each one delivery after another, for at most WEBHOOK_DRAIN_SLICE_SECONDS before
-# it goes back to the end of the queue. 0: one queued task per delivery instead.
-WEBHOOK_TENANT_DRAINS = int(os.environ.get("WEBHOOK_TENANT_DRAINS", "16"))
+# it goes back to the end of the queue. 0: one queued task per delivery instead. More is not faster to a
+# fast receiver (the drains of one process share its GIL; README, "How it scales out").
+WEBHOOK_TENANT_DRAINS = int(os.environ.get("WEBHOOK_TENANT_DRAINS", "8"))
 WEBHOOK_DRAIN_SLICE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SLICE_SECONDS", "1"))
 
 # --- Dashboard sign-in throttling: failures per username and per client address within one window ---

@@ -1,7 +1,7 @@
 """Webhook benchmark: one Celery worker process delivering to local HTTPS receivers; latency and throughput.
 
 Run by hand:  .venv/bin/python bench/webhooks.py [--latency-runs 200] [--burst 500] [--pool threads]
-              [--concurrency 32] [--hanging 40] [--solo-burst 100]
+              [--concurrency 32] [--hanging 40] [--solo-burst 100] [--drains N]
 Uses DATABASE_URL / REDIS_URL when set, else a bench database (created and migrated here) and Redis db 13.
 Prints, for one worker process with the given pool (`--pool solo` is the pool before delivery ran
 threads): the time from a session's final transition to the first attempt's arrival at idle (median,
@@ -12,7 +12,8 @@ the total timeout): the healthy tenant's first-attempt latency and the deliverie
 receiver in the mix. First, in the same run, a solo-pool worker (one attempt at a time, as delivery ran
 before the threads pool) takes a burst of `--solo-burst` to the fast receiver: the last lines compare the
 pool's rate with a hanging receiver in the mix to that one, and to the fixed figure issue 13 started
-from (TODAY_PER_PROCESS, measured before it; goal: 10 times).
+from (TODAY_PER_PROCESS, measured before it; goal: 10 times). `--drains 0` queues one task per delivery,
+as before a tenant's deliveries were sent by drains (webhooks.drains); the default is the setting's.
 The receivers are this process's Python HTTPS servers, kept cheap (keep-alive, one write per answer)
 so that they are not what limits the rate.
 """
@@ -35,7 +36,9 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/ageverify_bench"
 TODAY_PER_PROCESS = 56
 
 
-def prepare_environment(ca_bundle: Path) -> dict:
+def prepare_environment(ca_bundle: Path, drains: int | None) -> dict:
+    if drains is not None:  # for this process (it writes the deliveries) and the worker alike
+        os.environ["WEBHOOK_TENANT_DRAINS"] = str(drains)
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
     os.environ.setdefault("SECRET_KEY", "bench-secret-key")
@@ -64,12 +67,14 @@ def main() -> None:
     parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", "webhooks"),
                         help="queues the worker consumes (-Q); default: webhooks, as a delivery worker is run "
                              "(it then does without the broker's ack emulation, see ageverify/celery.py)")
+    parser.add_argument("--drains", type=int, default=None,
+                        help="WEBHOOK_TENANT_DRAINS for this run (0: one queued task per delivery)")
     args = parser.parse_args()
 
     from tests.support.receiver import Reply, WebhookReceiver, make_tls_files
 
     tls = make_tls_files(Path(tempfile.mkdtemp(prefix="ageverify-bench-")))
-    env = prepare_environment(tls.ca_bundle)
+    env = prepare_environment(tls.ca_bundle, args.drains)
     from bench.api import ensure_database  # create the database if missing, then migrate
 
     ensure_database()
@@ -212,7 +217,9 @@ def main() -> None:
         return (f"median {statistics.median(ms):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms "
                 f"(target p99 < 1000 ms: {'met' if percentile(ms, 0.99) < 1000 else 'NOT met'})")
 
-    print(f"one worker process ({pool}):")
+    drains = (f"each tenant's deliveries sent by up to {settings.WEBHOOK_TENANT_DRAINS} drains"
+              if settings.WEBHOOK_TENANT_DRAINS else "one queued task per delivery")
+    print(f"one worker process ({pool}; {drains}):")
     print(f"first attempt after the final transition, {len(latencies)} sessions at idle: {latency_line(latencies)}")
     print(f"burst of {args.burst} to a fast receiver: {args.burst / elapsed:.0f} deliveries/s "
           f"({elapsed:.2f} s; {delivered} recorded delivered)")

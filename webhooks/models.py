@@ -53,7 +53,8 @@ class WebhookDelivery(models.Model):
 
 
 class WebhookAttempt(models.Model):
-    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempts")
+    # No index of its own: attempt_unique_number (delivery, number) leads with it.
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempts", db_index=False)
     number = models.PositiveSmallIntegerField()
     attempted_at = models.DateTimeField(default=timezone.now)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -77,3 +77,15 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
                        [first.tenant_id, now, now, "lost", now, now, True])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "delivery_tenant_due_idx" in plan, plan
+
+
+def test_an_attempts_writes_pay_for_no_index_that_duplicates_another(db):
+    # Every attempt updates its delivery twice and inserts an attempt: each index is written each time.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename, indexname FROM pg_indexes WHERE tablename IN "
+                       "('webhooks_webhookdelivery', 'webhooks_webhookattempt') ORDER BY 1, 2")
+        indexes = cursor.fetchall()
+    names = [name for _, name in indexes]
+    assert not [name for name in names if name.endswith("_like")], names
+    attempt_indexes = [name for table, name in indexes if table == "webhooks_webhookattempt"]
+    assert sorted(attempt_indexes) == ["attempt_unique_number", "webhooks_webhookattempt_pkey"]

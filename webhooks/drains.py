@@ -18,8 +18,9 @@ no longer counts. Nothing here can lose a delivery: the row is due in the databa
 takes it (Redis unreachable, a publish lost, a worker killed) the sweep queues it as before
 (webhooks.services), after WEBHOOK_REQUEUE_AFTER_SECONDS.
 
-Drains need PostgreSQL (the claim of the tenant's next delivery is webhooks.attempt_sql's) and Redis;
-without them (the embedded demo), or with WEBHOOK_TENANT_DRAINS = 0, each delivery is queued alone.
+Drains need PostgreSQL (the claim of the tenant's next delivery is webhooks.attempt_sql's), Redis and a
+worker; without them (the embedded demo, eager tasks), or with WEBHOOK_TENANT_DRAINS = 0, each delivery
+is queued alone.
 """
 import logging
 import time
@@ -55,7 +56,9 @@ _join_script = Script(None, _JOIN_SCRIPT)
 
 
 def drains_apply() -> bool:
-    return bool(settings.WEBHOOK_TENANT_DRAINS > 0 and settings.REDIS_URL and hot_sql_applies())
+    # Eager tasks (a development setting) would run a drain, and each of its slices, inside the request.
+    return bool(settings.WEBHOOK_TENANT_DRAINS > 0 and settings.REDIS_URL and hot_sql_applies()
+                and not settings.CELERY_TASK_ALWAYS_EAGER)
 
 
 @lru_cache(maxsize=1)

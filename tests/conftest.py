@@ -11,6 +11,7 @@ from django.conf import settings
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
 from tests.support.receiver import WebhookReceiver, make_tls_files
+from tests.support.workers import in_process_worker
 
 
 def pytest_configure(config):
@@ -56,22 +57,12 @@ def anonymous_api(db):
 
 @pytest.fixture
 def celery_worker(transactional_db):
-    """A real Celery worker, in a thread of the test process, consuming from the real Redis broker.
-
-    Tests that use it see committed data only (transactional_db), as a worker in production does.
-    """
-    from celery.contrib.testing.worker import start_worker
-
+    """A real Celery worker (solo pool), in a thread of the test process, on the real broker, its queues emptied first."""
     from ageverify.celery import app
 
     app.control.purge()
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING") as worker:
+    with in_process_worker() as worker:
         yield worker
-    # Workers reuse their database connection (CELERY_DB_REUSE_MAX); the stopped thread's one closes
-    # only when collected, and an open one would block dropping the test database at the end.
-    import gc
-
-    gc.collect()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,4 @@
 """A delivery worker with a thread pool: one tenant's hanging receiver holds only its share of the threads."""
-import gc
 import json
 import threading
 
@@ -9,20 +8,17 @@ from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
 from tests.support.receiver import Reply, WebhookReceiver
 from tests.support.webhooks import finalize_with_webhook
+from tests.support.workers import in_process_worker
 
 
 @pytest.fixture
 def threaded_worker(transactional_db):
     """A real Celery worker with four threads, as the delivery workers run (smaller), on the real broker."""
-    from celery.contrib.testing.worker import start_worker
-
     from ageverify.celery import app
 
     app.control.purge()
-    with start_worker(app, pool="threads", concurrency=4, perform_ping_check=False, shutdown_timeout=10,
-                      loglevel="WARNING") as worker:
+    with in_process_worker(pool="threads", concurrency=4) as worker:
         yield worker
-    gc.collect()  # the pool threads' database connections close when collected (see celery_worker)
 
 
 @pytest.fixture

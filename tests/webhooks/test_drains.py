@@ -1,8 +1,6 @@
 """A tenant's new deliveries are sent by a few drains, not one queued task each (webhooks.drains)."""
-import gc
 import json
 import time
-from contextlib import contextmanager
 
 import pytest
 import redis
@@ -11,6 +9,7 @@ from django.conf import settings as django_settings
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
 from tests.support.webhooks import finalize_with_webhook
+from tests.support.workers import in_process_worker
 from webhooks.services import webhook_deliveries_sweep
 
 QUEUE = "webhooks"  # the delivery workers' queue: a Redis list on the broker
@@ -25,18 +24,6 @@ def broker(transactional_db):
     return redis.Redis.from_url(django_settings.REDIS_URL)
 
 
-@contextmanager
-def delivery_worker():
-    """A solo worker (one task at a time), started once the test has queued what it wants."""
-    from celery.contrib.testing.worker import start_worker
-
-    from ageverify.celery import app
-
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING") as worker:
-        yield worker
-    gc.collect()  # the worker thread's database connection closes when collected (see celery_worker)
-
-
 def arrival_order(received) -> list[str]:
     return [json.loads(request.body)["data"]["sessionId"] for request in received]
 
@@ -49,7 +36,7 @@ def test_a_tenants_new_deliveries_wake_at_most_its_drains_and_all_arrive(
     sessions = [finalize_with_webhook(api, receiver.url()) for _ in range(5)]
     assert broker.llen(QUEUE) == tasks  # 0 drains: each delivery is queued alone, as before drains
 
-    with delivery_worker():
+    with in_process_worker():
         received = receiver.wait_for(5, timeout=20)
     assert sorted(arrival_order(received)) == sorted(session["sessionId"] for session in sessions)
     if drains == 1:  # one drain sends the oldest due delivery first
@@ -63,7 +50,7 @@ def test_a_drain_goes_back_to_the_end_of_the_queue_after_its_slice(broker, api, 
     other = finalize_with_webhook(ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key),
                                   receiver.url())
 
-    with delivery_worker():  # one thread: the order of arrival is the order of turns
+    with in_process_worker():  # solo, one task at a time: the order of arrival is the order of turns
         received = receiver.wait_for(4, timeout=20)
     assert arrival_order(received) == [busy[0]["sessionId"], other["sessionId"], busy[1]["sessionId"],
                                        busy[2]["sessionId"]]
@@ -75,7 +62,7 @@ def test_with_a_whole_slice_a_drain_sends_its_tenants_backlog_before_the_next_ta
     other = finalize_with_webhook(ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key),
                                   receiver.url())
 
-    with delivery_worker():
+    with in_process_worker():
         received = receiver.wait_for(4, timeout=20)
     assert arrival_order(received) == [session["sessionId"] for session in busy] + [other["sessionId"]]
 
@@ -87,7 +74,7 @@ def test_a_drain_not_seen_for_two_minutes_no_longer_counts(broker, api, onboarde
     session = finalize_with_webhook(api, receiver.url())
     assert broker.llen(QUEUE) == 1  # a new drain was woken
 
-    with delivery_worker():
+    with in_process_worker():
         received = receiver.wait_for(1, timeout=20)
     assert arrival_order(received) == [session["sessionId"]]
 
@@ -101,7 +88,7 @@ def test_a_delivery_that_a_drain_at_work_never_takes_is_queued_by_the_sweep(brok
     assert broker.llen(QUEUE) == 0  # the drain at work was to take it
 
     assert webhook_deliveries_sweep() == 1
-    with delivery_worker():
+    with in_process_worker():
         received = receiver.wait_for(1, timeout=20)
     assert arrival_order(received) == [session["sessionId"]]
 
@@ -115,7 +102,7 @@ def test_a_delivery_written_while_the_drain_is_at_work_is_taken_by_that_drain(br
     release = threading.Event()
     receiver.script(Reply(hold=release))
     first = finalize_with_webhook(api, receiver.url())
-    with delivery_worker():
+    with in_process_worker():
         receiver.wait_for(1, timeout=20)  # the drain is sending the first one, its answer held
         second = finalize_with_webhook(api, receiver.url())
         assert broker.llen(QUEUE) == 0  # no other drain was woken: the one at work takes it next

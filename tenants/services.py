@@ -6,7 +6,6 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import lru_cache
 
 import redis
 from django.conf import settings
@@ -15,6 +14,7 @@ from django.utils import timezone
 
 from .client_settings import entries_clean, origin_normalize, return_url_validate
 from .models import ApiKey, Membership, PublishableKey, Tenant, WebhookSecretFields
+from .redis_client import redis_request_client as _redis_client
 
 logger = logging.getLogger(__name__)
 
@@ -69,11 +69,6 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     api_keys_changed()
     api_key.refresh_from_db()
     return api_key
-
-
-@lru_cache(maxsize=1)
-def _redis_client():
-    return redis.Redis.from_url(settings.REDIS_URL, **settings.REDIS_REQUEST_OPTIONS)
 
 
 def _api_keys_generation_replace() -> None:

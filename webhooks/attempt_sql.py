@@ -25,8 +25,8 @@ from .models import WebhookDelivery
 _NO_COMMIT_WAIT = ("set_config('synchronous_commit', CASE WHEN %s THEN 'off' "
                    "ELSE current_setting('synchronous_commit') END, true)")
 
-# The claim of a given delivery and the record reach it by its id alone, in a MATERIALIZED step planned on its own, and
-# test its status on the row they hold: with status in the same WHERE clause, PostgreSQL could plan on
+# The claim of a given delivery and the record reach it by its id alone, in a MATERIALIZED step planned
+# on its own, and test its status on the row they hold: with status in the same WHERE clause, PostgreSQL could plan on
 # the due-deliveries index (statistics taken when nothing was pending make "pending" look like one
 # row) and, in the burst that follows, read every pending row for each attempt.
 _BY_ID = """

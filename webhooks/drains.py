@@ -25,13 +25,13 @@ is queued alone.
 import logging
 import time
 import uuid
-from functools import lru_cache
 
 import redis
 from django.conf import settings
 from redis.commands.core import Script
 
 from tenants.hot_sql import hot_sql_applies
+from tenants.redis_client import redis_request_client as _redis_client
 from tenants.redis_outage import redis_failure_note, redis_recently_failed
 
 from .concurrency import deferral_countdown, tenant_slots
@@ -61,11 +61,6 @@ def drains_apply() -> bool:
                 and not settings.CELERY_TASK_ALWAYS_EAGER)
 
 
-@lru_cache(maxsize=1)
-def _redis_client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, **settings.REDIS_REQUEST_OPTIONS)
-
-
 def _key(tenant_id: str) -> str:
     return f"webhooks:drains:{tenant_id}"
 
@@ -81,9 +76,12 @@ def _join(tenant_id: str) -> str | None:
 
 
 def _seen(tenant_id: str, token: str) -> None:
-    client = _redis_client()
-    client.zadd(_key(tenant_id), {token: time.time()})
-    client.expire(_key(tenant_id), DRAIN_STALE_SECONDS)
+    try:
+        client = _redis_client()
+        client.zadd(_key(tenant_id), {token: time.time()})
+        client.expire(_key(tenant_id), DRAIN_STALE_SECONDS)
+    except redis.RedisError as error:  # it stops counting once it is stale; the sweep is there
+        logger.warning("webhook drain of tenant %s not seen: %s", tenant_id, error)
 
 
 def _leave(tenant_id: str, token: str) -> None:
@@ -127,10 +125,7 @@ def _publish(tenant_id: str, token: str, *, countdown: float | None = None, defe
 
 def _later(tenant_id: str, token: str, *, countdown: float | None, deferrals: int) -> None:
     """Back on the queue, still counted as at work (its tenant's new deliveries wait for it)."""
-    try:
-        _seen(tenant_id, token)
-    except redis.RedisError as error:
-        logger.warning("webhook drain of tenant %s not seen: %s", tenant_id, error)
+    _seen(tenant_id, token)
     if not _publish(tenant_id, token, countdown=countdown, deferrals=deferrals):
         _leave(tenant_id, token)
 
@@ -165,8 +160,5 @@ def _drain(tenant_id: str, token: str) -> int:
             _later(tenant_id, token, countdown=None, deferrals=0)
             return attempts
         if now - seen_at >= _SEEN_AGAIN_AFTER:
-            try:
-                _seen(tenant_id, token)
-            except redis.RedisError as error:
-                logger.warning("webhook drain of tenant %s not seen: %s", tenant_id, error)
+            _seen(tenant_id, token)
             seen_at = now

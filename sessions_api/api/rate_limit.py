@@ -16,13 +16,13 @@ import math
 import threading
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 
 import redis
 from django.conf import settings
 from redis.commands.core import Script
 
 from tenants.client_address import client_address
+from tenants.redis_client import redis_request_client as _redis_client
 from tenants.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.selectors import API_KEYS_GENERATION_KEY
 
@@ -72,11 +72,6 @@ class BucketState:
             "RateLimit-Remaining": str(max(0, math.floor(self.tokens))),
             "RateLimit-Reset": str(max(0, math.ceil((self.burst - self.tokens) / self.rate))),
         }
-
-
-@lru_cache(maxsize=1)
-def _redis_client():
-    return redis.Redis.from_url(settings.REDIS_URL, **settings.REDIS_REQUEST_OPTIONS)
 
 
 # Run by EVALSHA: the script's text goes to Redis once (again after a Redis restart), not with every request.

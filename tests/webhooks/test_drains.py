@@ -58,6 +58,7 @@ def test_a_drain_goes_back_to_the_end_of_the_queue_after_its_slice(broker, api, 
 
 def test_with_a_whole_slice_a_drain_sends_its_tenants_backlog_before_the_next_task(broker, api, receiver, settings):
     settings.WEBHOOK_TENANT_DRAINS = 1
+    settings.WEBHOOK_DRAIN_SLICE_SECONDS = 30  # longer than three sends on the slowest machine
     busy = [finalize_with_webhook(api, receiver.url()) for _ in range(3)]
     other = finalize_with_webhook(ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key),
                                   receiver.url())

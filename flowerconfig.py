@@ -2,6 +2,7 @@
 
 Flower shows task arguments and can revoke tasks, so it never starts without credentials.
 """
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 

@@ -6,6 +6,7 @@ bytes or more than 100 headers, a malformed header) used to get gunicorn's HTML 
 clients expect RFC 9457 problem details everywhere, so the error writer below answers in that format.
 The TLS proxy in front should refuse even earlier with the same limits (README, "Production").
 """
+
 import json
 import os
 
@@ -21,25 +22,34 @@ limit_request_line = 4094
 limit_request_fields = 100
 limit_request_field_size = 8190
 
-_CODES = {400: "bad_request", 403: "forbidden", 414: "uri_too_long", 417: "expectation_failed",
-          431: "request_header_fields_too_large", 500: "internal_error", 501: "not_implemented"}
+_CODES = {
+    400: "bad_request",
+    403: "forbidden",
+    414: "uri_too_long",
+    417: "expectation_failed",
+    431: "request_header_fields_too_large",
+    500: "internal_error",
+    501: "not_implemented",
+}
 _DETAILS = {
     414: f"The request line is longer than {limit_request_line} bytes.",
     431: f"A request header is longer than {limit_request_field_size} bytes, or there are more than "
-         f"{limit_request_fields}.",
+    f"{limit_request_fields}.",
     500: "Something went wrong on our side.",
 }
 
 
 def _write_problem(sock, status_int, reason, mesg):
     code = _CODES.get(status_int, "bad_request")
-    body = json.dumps({
-        "type": "https://docs.ageverify.dev/errors/" + code,
-        "title": reason,
-        "status": status_int,
-        "code": code,
-        "detail": _DETAILS.get(status_int, "The request could not be understood."),
-    }).encode()
+    body = json.dumps(
+        {
+            "type": "https://docs.ageverify.dev/errors/" + code,
+            "title": reason,
+            "status": status_int,
+            "code": code,
+            "detail": _DETAILS.get(status_int, "The request could not be understood."),
+        }
+    ).encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
         f"X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nContent-Length: {len(body)}\r\n\r\n"

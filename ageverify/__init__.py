@@ -1,4 +1,5 @@
 """AgeVerify project package: settings, URL map and the Celery application."""
+
 from .celery import app as celery_app
 
 __all__ = ("celery_app",)

@@ -1,4 +1,5 @@
 """The Celery application; tasks live in each app's tasks.py and are found by autodiscovery."""
+
 import os
 
 from celery import Celery
@@ -17,7 +18,10 @@ def _worker_broker_options(conf=None, options=None, **_kwargs):
     # broker by design (BRPOP) and its teardown drains a pending read, so it waits a little longer.
     from django.conf import settings
 
-    transport_options = {**conf.broker_transport_options, "socket_timeout": settings.CELERY_WORKER_BROKER_SOCKET_TIMEOUT}
+    transport_options = {
+        **conf.broker_transport_options,
+        "socket_timeout": settings.CELERY_WORKER_BROKER_SOCKET_TIMEOUT,
+    }
     if _queues(options) == ["webhooks"]:
         # A delivery worker does without the Redis transport's acknowledgement emulation: kombu keeps
         # each message taken in an `unacked` hash and index until it is acknowledged, two Redis

@@ -1,4 +1,5 @@
 """Load balancer probes: /healthz (the process answers) and /readyz (database and broker reachable)."""
+
 from django.db import connection
 from django.http import JsonResponse
 

@@ -3,6 +3,7 @@
 Development defaults are safe to run on a laptop (SQLite, a filesystem broker); with DEBUG off a
 missing secret is a loud start-up failure, never a silent default.
 """
+
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -113,8 +114,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
     # API's hot queries as prepared statements (Django leaves psycopg's preparation off by default).
     # Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer before 1.21).
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
-        5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None)
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
@@ -134,13 +134,19 @@ REDIS_REQUEST_TIMEOUT = float(os.environ.get("REDIS_REQUEST_TIMEOUT", "0.5"))
 # After a Redis failure, request-path callers skip Redis for this long (tenants/redis_outage.py).
 REDIS_OUTAGE_BACKOFF_SECONDS = float(os.environ.get("REDIS_OUTAGE_BACKOFF_SECONDS", "5"))
 REDIS_REQUEST_OPTIONS = {
-    "socket_connect_timeout": REDIS_REQUEST_TIMEOUT, "socket_timeout": REDIS_REQUEST_TIMEOUT,
+    "socket_connect_timeout": REDIS_REQUEST_TIMEOUT,
+    "socket_timeout": REDIS_REQUEST_TIMEOUT,
     "retry": redis.retry.Retry(redis.backoff.NoBackoff(), 0),
 }
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                          "OPTIONS": REDIS_REQUEST_OPTIONS}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_REQUEST_OPTIONS,
+        }
+    }
 else:
     BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_URL = "filesystem://"
@@ -194,13 +200,18 @@ CELERY_BEAT_SCHEDULE = {
     # Sessions left in processing by a lost or expired analysis message go back to their step.
     "stuck-analyses-release": {"task": "sessions_api.tasks.stuck_analyses_release", "schedule": timedelta(seconds=60)},
     "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
-    "idempotency-records-purge": {"task": "sessions_api.tasks.idempotency_records_purge", "schedule": timedelta(hours=1)},
+    "idempotency-records-purge": {
+        "task": "sessions_api.tasks.idempotency_records_purge",
+        "schedule": timedelta(hours=1),
+    },
     # Final sessions past their tenant's retention_days (sessions_api/retention.py).
     "final-sessions-purge": {"task": "sessions_api.tasks.final_sessions_purge", "schedule": timedelta(hours=1)},
     # One heartbeat per queue: its age (GET /ops/pipeline) shows whether that queue's workers consume.
     **{
         f"worker-heartbeat-{queue}": {
-            "task": "pipeline.tasks.worker_heartbeat", "schedule": timedelta(seconds=30), "args": (queue,),
+            "task": "pipeline.tasks.worker_heartbeat",
+            "schedule": timedelta(seconds=30),
+            "args": (queue,),
             "options": {"queue": queue, "expires": 60},
         }
         for queue in CELERY_TASK_QUEUES
@@ -219,8 +230,15 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 # The hosted flow speaks these (flow/locale/, flow/language.py); the API, dashboard and admin stay in English.
 LANGUAGES = [
-    ("en", "English"), ("de", "German"), ("fr", "French"), ("es", "Spanish"), ("it", "Italian"),
-    ("nl", "Dutch"), ("pl", "Polish"), ("pt", "Portuguese"), ("ar", "Arabic"),
+    ("en", "English"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("nl", "Dutch"),
+    ("pl", "Polish"),
+    ("pt", "Portuguese"),
+    ("ar", "Arabic"),
 ]
 # The flow's language choice (the `locale` of the start link, or the switch on every page) lives in this
 # cookie, scoped to the flow.
@@ -263,9 +281,13 @@ LOGIN_REDIRECT_URL = "/dashboard/"
 # Password reset mails carry a sign-in link: with DEBUG off they go by SMTP (EMAIL_HOST, ...), never to
 # the console, which is the web process's log.
 _CONSOLE_EMAIL = "django.core.mail.backends.console.EmailBackend"
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (_CONSOLE_EMAIL if DEBUG else "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    _CONSOLE_EMAIL if DEBUG else "django.core.mail.backends.smtp.EmailBackend"
+)
 if EMAIL_BACKEND == _CONSOLE_EMAIL and not DEBUG:
-    raise ImproperlyConfigured("EMAIL_BACKEND=console writes password reset links to the log; use SMTP when DEBUG is off")
+    raise ImproperlyConfigured(
+        "EMAIL_BACKEND=console writes password reset links to the log; use SMTP when DEBUG is off"
+    )
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
@@ -286,7 +308,9 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "AgeVerify API",
-    "DESCRIPTION": "Age verification sessions: create a session, send the user through the hosted flow, read the result.",
+    "DESCRIPTION": (
+        "Age verification sessions: create a session, send the user through the hosted flow, read the result."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -296,7 +320,10 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     # 3.1 for its `webhooks`: the events AgeVerify sends, their payloads and headers.
     "OAS_VERSION": "3.1.0",
-    "WEBHOOKS": ["sessions_api.api.webhook_schema.verification_completed", "sessions_api.api.webhook_schema.test_event"],
+    "WEBHOOKS": [
+        "sessions_api.api.webhook_schema.verification_completed",
+        "sessions_api.api.webhook_schema.test_event",
+    ],
 }
 
 # --- API limits (CONTRACT 2) ---

@@ -1,4 +1,5 @@
-"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes and pipeline status."""
+"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes, pipeline."""
+
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import TemplateView

@@ -11,6 +11,7 @@ and stays down after Redis returns. Celery 5.6 stopped after `collect()`; this c
 unacknowledged ones come back after the visibility timeout, and the webhook outbox sweep re-queues
 every due delivery.
 """
+
 from celery.worker.consumer import Consumer as CeleryConsumer
 
 

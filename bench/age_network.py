@@ -100,7 +100,10 @@ def report(name: str, rows: list[tuple], index: int) -> str:
     for low, high, band in BANDS:
         mask = (true >= low) & (true <= high)
         if mask.any():
-            print(f"  {band:>6}: n={mask.sum():4d}  MAE {np.abs(error[mask]).mean():5.2f}  bias {error[mask].mean():+6.2f}")
+            print(
+                f"  {band:>6}: n={mask.sum():4d}  MAE {np.abs(error[mask]).mean():5.2f}  "
+                f"bias {error[mask].mean():+6.2f}"
+            )
     teens = (true >= 13) & (true <= 17)
     adults = (true >= 25) & (true <= 40)
     if not teens.any() or not adults.any():

@@ -16,9 +16,11 @@ around every run (clock ticks: a reading, not a count; for exact in-process work
 bench/api_instructions.py).
 Uses DATABASE_URL / REDIS_URL when set, else the database av_perf_bench (dropped, created and migrated
 here at every run: each run meets the same tables, not the sessions earlier runs created) and Redis db 6.
-The sessions table is first filled to --seed-sessions rows, vacuumed and analyzed, then a CHECKPOINT (see seed_sessions).
+The sessions table is first filled to --seed-sessions rows, vacuumed and analyzed, then a CHECKPOINT
+(see seed_sessions).
 Absolute numbers depend on the machine's load; the ratios of one run are what compare.
 """
+
 import argparse
 import json
 import os
@@ -67,8 +69,12 @@ def ensure_debian_tool(command: str) -> str:
         print(f"== apt: installing {command}", flush=True)
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", command], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", command],
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
     return shutil.which(command)
 
 
@@ -157,8 +163,8 @@ def cpu_snapshot(server_pgid: int) -> dict[str, int]:
                 text = stat.read()
         except OSError:  # ended meanwhile
             continue
-        comm = text[text.index("(") + 1:text.rindex(")")]
-        fields = text[text.rindex(")") + 2:].split()
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
         user, system = int(fields[11]), int(fields[12])  # utime, stime
         if int(fields[2]) == server_pgid:
             ticks["gunicorn user"] += user
@@ -181,8 +187,21 @@ def cpu_per_request(before: dict, after: dict, requests: int) -> dict[str, float
 
 
 def run_wrk(wrk: str, url: str, script: Path, args) -> dict:
-    command = [wrk, "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.duration}s",
-               "--timeout", "5s", "--latency", "-s", str(script), url]
+    command = [
+        wrk,
+        "-t",
+        str(args.threads),
+        "-c",
+        str(args.connections),
+        "-d",
+        f"{args.duration}s",
+        "--timeout",
+        "5s",
+        "--latency",
+        "-s",
+        str(script),
+        url,
+    ]
     completed = subprocess.run(command, capture_output=True, text=True, check=True)
     return parse_wrk(completed.stdout)
 
@@ -211,7 +230,9 @@ def queries_per_request(api_key: str, session_id: str, samples: int = 20) -> dic
 
 
 def seed_sessions(at_least: int) -> int:
-    """Fill the sessions table to `at_least` rows of another tenant, then VACUUM ANALYZE: a steady state, not a new database.
+    """Fill the sessions table to `at_least` rows of another tenant, then VACUUM ANALYZE.
+
+    A steady state, not a new database.
 
     The hot reads are prepared statements, planned once per connection. Planned on an all but empty
     table (a freshly migrated database, where nothing has been analyzed yet) the session read scans the
@@ -230,8 +251,17 @@ def seed_sessions(at_least: int) -> int:
         tenant = tenant_create(name="API benchmark (other sessions)").tenant
         now = timezone.now()
         VerificationSession.objects.bulk_create(
-            (VerificationSession(tenant=tenant, mode="live", subject=f"seed-{n}", age_limit=18, token_hash=f"{n:064x}",
-                                 expires_at=now) for n in range(missing)),
+            (
+                VerificationSession(
+                    tenant=tenant,
+                    mode="live",
+                    subject=f"seed-{n}",
+                    age_limit=18,
+                    token_hash=f"{n:064x}",
+                    expires_at=now,
+                )
+                for n in range(missing)
+            ),
             batch_size=5000,
         )
     with connection.cursor() as cursor:
@@ -245,8 +275,15 @@ def seed_sessions(at_least: int) -> int:
 
 def production_workers(env: dict) -> int:
     """The sync workers gunicorn.conf.py gives the README's command: two per core plus one, or WEB_CONCURRENCY."""
-    printed = subprocess.run([sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--print-config"], cwd=REPO,
-                             env=env, capture_output=True, text=True, check=True, timeout=60).stdout
+    printed = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--print-config"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     return int(re.search(r"^workers\s*=\s*(\d+)$", printed, re.MULTILINE).group(1))
 
 
@@ -256,13 +293,24 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=8, help="seconds of each wrk run")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="wrk threads (one leaves the CPU to the server)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="gunicorn sync workers (default: gunicorn.conf.py's, as the README's command runs)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="gunicorn sync workers (default: gunicorn.conf.py's, as the README's command runs)",
+    )
     parser.add_argument("--port", type=int, default=16600)
-    parser.add_argument("--cpu", action="store_true",
-                        help="also print CPU microseconds per request by process group (gunicorn, PostgreSQL...)")
-    parser.add_argument("--seed-sessions", type=int, default=20_000,
-                        help="sessions in the table before measuring (added if fewer), then VACUUM ANALYZE")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also print CPU microseconds per request by process group (gunicorn, PostgreSQL...)",
+    )
+    parser.add_argument(
+        "--seed-sessions",
+        type=int,
+        default=20_000,
+        help="sessions in the table before measuring (added if fewer), then VACUUM ANALYZE",
+    )
     args = parser.parse_args()
 
     wrk = ensure_debian_tool("wrk")
@@ -298,34 +346,56 @@ def main() -> None:
     targets = {
         "baseline": (f"{base}/v1/bench/baseline", wrk_script(scripts / "baseline.lua", "GET", key_header, None)),
         "GET": (f"{base}/v1/sessions/{session_id}", wrk_script(scripts / "get.lua", "GET", key_header, None)),
-        "POST": (f"{base}/v1/sessions", wrk_script(scripts / "post.lua", "POST",
-                                                   {**key_header, "Content-Type": "application/json"},
-                                                   json.dumps(POST_BODY))),
+        "POST": (
+            f"{base}/v1/sessions",
+            wrk_script(
+                scripts / "post.lua", "POST", {**key_header, "Content-Type": "application/json"}, json.dumps(POST_BODY)
+            ),
+        ),
     }
 
     if args.workers is not None:
         env["WEB_CONCURRENCY"] = str(args.workers)
     workers = production_workers(env)
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--bind", f"127.0.0.1:{args.port}",
-         "--log-level", "warning"],
-        cwd=REPO, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "ageverify.wsgi",
+            "--bind",
+            f"127.0.0.1:{args.port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
     )
     results: dict[str, list[dict]] = {name: [] for name in targets}
     try:
         wait_for_port(args.port)
         print(f"sessions table: {args.seed_sessions} or more rows ({seeded} added), analyzed", flush=True)
-        print(f"gunicorn: {workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
-              f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds", flush=True)
-        print("a creation commits " + ("waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK on)"
-                                       if settings.SESSION_CREATE_WAIT_FOR_DISK else
-                                       "without waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK off)"), flush=True)
-        for name, (url, script) in targets.items():  # warm-up: imports, connections, caches
+        print(
+            f"gunicorn: {workers} sync workers on port {args.port}; wrk: {args.threads} thread(s), "
+            f"{args.connections} connections, {args.duration} s per run, {args.rounds} rounds",
+            flush=True,
+        )
+        print(
+            "a creation commits "
+            + (
+                "waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK on)"
+                if settings.SESSION_CREATE_WAIT_FOR_DISK
+                else "without waiting for the disk (SESSION_CREATE_WAIT_FOR_DISK off)"
+            ),
+            flush=True,
+        )
+        for url, script in targets.values():  # warm-up: imports, connections, caches
             run_wrk(wrk, url, script, argparse.Namespace(**{**vars(args), "duration": 2}))
         for round_number in range(args.rounds):
             # The order turns each round so no endpoint always follows the same one.
             names = list(targets)
-            names = names[round_number % 3:] + names[:round_number % 3]
+            names = names[round_number % 3 :] + names[: round_number % 3]
             row = []
             for name in names:
                 url, script = targets[name]
@@ -334,16 +404,20 @@ def main() -> None:
                 if args.cpu:
                     result["cpu"] = cpu_per_request(before, cpu_snapshot(server.pid), result["requests"])
                 results[name].append(result)
-                row.append(f"{name} {result['rps']:.0f}/s p50 {result['p50']:.1f} p99 {result['p99']:.1f} ms"
-                           + (f" ERRORS {result['errors']}" if result["errors"] else ""))
+                row.append(
+                    f"{name} {result['rps']:.0f}/s p50 {result['p50']:.1f} p99 {result['p99']:.1f} ms"
+                    + (f" ERRORS {result['errors']}" if result["errors"] else "")
+                )
             print(f"round {round_number + 1}: " + "; ".join(row), flush=True)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
 
     print()
-    print(f"{'endpoint':10} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} {'goal':>6} "
-          f"{'SQL/req':>7} {'errors':>6}")
+    print(
+        f"{'endpoint':10} {'requests/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6} {'goal':>6} "
+        f"{'SQL/req':>7} {'errors':>6}"
+    )
     errors = 0
     verdicts = []
     for name, runs in results.items():
@@ -353,16 +427,21 @@ def main() -> None:
         run_errors = sum(r["errors"] for r in runs)
         errors += run_errors
         goal = GOALS.get(name)
-        print(f"{name:10} {rps:10.0f} {statistics.median(r['p50'] for r in runs):8.1f} "
-              f"{statistics.median(r['p99'] for r in runs):8.1f} {ratio:6.2f} {goal or '':>6} "
-              f"{queries[name]:7.1f} {run_errors:6d}")
+        print(
+            f"{name:10} {rps:10.0f} {statistics.median(r['p50'] for r in runs):8.1f} "
+            f"{statistics.median(r['p99'] for r in runs):8.1f} {ratio:6.2f} {goal or '':>6} "
+            f"{queries[name]:7.1f} {run_errors:6d}"
+        )
         if goal is not None:
             verdicts.append(f"{name} {ratio:.2f} of baseline (goal {goal}: {'met' if ratio >= goal else 'NOT met'})")
     print("; ".join(verdicts) + f"; errors: {errors}")
     print("(ratio: median over rounds of the endpoint's requests/s over the baseline's in the same round)")
     if args.cpu:
         print()
-        print("CPU microseconds per request, median over rounds (from /proc; 'unassigned': interrupts and other kernel work)")
+        print(
+            "CPU microseconds per request, median over rounds "
+            "(from /proc; 'unassigned': interrupts and other kernel work)"
+        )
         print(f"{'endpoint':10} " + " ".join(f"{group:>13}" for group in _CPU_GROUPS) + f" {'total':>10}")
         for name, runs in results.items():
             medians = {group: statistics.median(r["cpu"][group] for r in runs) for group in _CPU_GROUPS}

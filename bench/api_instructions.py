@@ -1,4 +1,6 @@
-"""CPU instructions per API request (baseline, GET, POST), counted by callgrind: a measure the machine's load does not move.
+"""CPU instructions per API request (baseline, GET, POST), counted by callgrind.
+
+A measure the machine's load does not move.
 
 Run by hand:  .venv/bin/python bench/api_instructions.py [--requests 200] [--warmup 100] [--keep DIR]
                                                      [--through gunicorn]
@@ -19,6 +21,7 @@ sockets are then counted too, as the throughput benchmark pays them. Prints inst
 baseline's count over each endpoint's: a ratio of work, which the throughput ratios follow when the
 CPU is what limits them.
 """
+
 import argparse
 import io
 import json
@@ -34,8 +37,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.api import (POST_BODY, ensure_database, ensure_debian_tool, prepare_environment,  # noqa: E402
-                       seed_sessions, wait_for_port)
+from bench.api import (  # noqa: E402 - after the repository is on the path
+    POST_BODY,
+    ensure_database,
+    ensure_debian_tool,
+    prepare_environment,  # noqa: E402
+    seed_sessions,
+    wait_for_port,
+)
 
 ENDPOINTS = ("baseline", "GET", "POST")
 GUNICORN_PORT = 16601
@@ -57,10 +66,19 @@ def serve(endpoint: str, api_key: str, session_id: str, warmup: int, requests: i
 
     def call() -> None:
         environ = {
-            "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "16600", "HTTP_HOST": "127.0.0.1:16600", "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(data),
-            "wsgi.errors": sys.stderr, "CONTENT_LENGTH": str(len(data)), "CONTENT_TYPE": "application/json",
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "16600",
+            "HTTP_HOST": "127.0.0.1:16600",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": sys.stderr,
+            "CONTENT_LENGTH": str(len(data)),
+            "CONTENT_TYPE": "application/json",
             "HTTP_X_API_KEY": api_key,
         }
         status = []
@@ -93,10 +111,25 @@ def count(valgrind: str, endpoint: str, api_key: str, session_id: str, args) -> 
         if args.through == "gunicorn":
             return count_in_gunicorn(valgrind, endpoint, api_key, session_id, args, Path(scratch), out)
         subprocess.run(
-            [valgrind, "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-             sys.executable, __file__, "--serve", endpoint, api_key, session_id,
-             "--warmup", str(args.warmup), "--requests", str(args.requests)],
-            cwd=REPO, check=True, stderr=subprocess.DEVNULL,
+            [
+                valgrind,
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                __file__,
+                "--serve",
+                endpoint,
+                api_key,
+                session_id,
+                "--warmup",
+                str(args.warmup),
+                "--requests",
+                str(args.requests),
+            ],
+            cwd=REPO,
+            check=True,
+            stderr=subprocess.DEVNULL,
         )
         return total_instructions(out)
 
@@ -106,8 +139,10 @@ def raw_request(endpoint: str, api_key: str, session_id: str) -> bytes:
     host = f"Host: 127.0.0.1:{GUNICORN_PORT}\r\nX-API-Key: {api_key}\r\n"
     if endpoint == "POST":
         body = json.dumps(POST_BODY)
-        return (f"POST /v1/sessions HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n{body}").encode()
+        return (
+            f"POST /v1/sessions HTTP/1.1\r\n{host}Content-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n{body}"
+        ).encode()
     path = "/v1/bench/baseline" if endpoint == "baseline" else f"/v1/sessions/{session_id}"
     return f"GET {path} HTTP/1.1\r\n{host}\r\n".encode()
 
@@ -123,15 +158,34 @@ def exchange(raw: bytes) -> None:
         raise SystemExit(f"gunicorn answered: {answer[:200]!r}")
 
 
-def count_in_gunicorn(valgrind: str, endpoint: str, api_key: str, session_id: str, args, scratch: Path,
-                      out: Path) -> int:
+def count_in_gunicorn(
+    valgrind: str, endpoint: str, api_key: str, session_id: str, args, scratch: Path, out: Path
+) -> int:
     """Instructions of `args.requests` requests in one gunicorn sync worker under callgrind (the master is
     traced too, as valgrind follows the fork; only the worker's counts are read)."""
     server = subprocess.Popen(
-        [valgrind, "--tool=callgrind", "--trace-children=yes", "--instr-atstart=no",
-         f"--callgrind-out-file={scratch}/gunicorn.%p", sys.executable, "-m", "gunicorn", "ageverify.wsgi",
-         "--workers", "1", "--timeout", "600", "--bind", f"127.0.0.1:{GUNICORN_PORT}", "--log-level", "warning"],
-        cwd=REPO, start_new_session=True, stderr=subprocess.DEVNULL,
+        [
+            valgrind,
+            "--tool=callgrind",
+            "--trace-children=yes",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={scratch}/gunicorn.%p",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "ageverify.wsgi",
+            "--workers",
+            "1",
+            "--timeout",
+            "600",
+            "--bind",
+            f"127.0.0.1:{GUNICORN_PORT}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        start_new_session=True,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(GUNICORN_PORT, timeout=300)  # slow to start under callgrind
@@ -157,9 +211,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200, help="counted requests per endpoint")
     parser.add_argument("--warmup", type=int, default=100, help="uncounted requests first (imports, caches)")
-    parser.add_argument("--through", choices=("wsgi", "gunicorn"), default="wsgi",
-                        help="wsgi: the application called in-process (the service's own code only); "
-                             "gunicorn: a gunicorn worker served over loopback (its HTTP parsing counted too)")
+    parser.add_argument(
+        "--through",
+        choices=("wsgi", "gunicorn"),
+        default="wsgi",
+        help="wsgi: the application called in-process (the service's own code only); "
+        "gunicorn: a gunicorn worker served over loopback (its HTTP parsing counted too)",
+    )
     parser.add_argument("--keep", metavar="DIR", help="keep each endpoint's callgrind file in DIR")
     parser.add_argument("--serve", nargs=3, metavar=("ENDPOINT", "KEY", "SESSION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -186,8 +244,11 @@ def main() -> None:
     assert created.status_code == 201, created.content
     session_id = created.json()["session"]["sessionId"]
 
-    print(f"callgrind, through {args.through}: {args.warmup} requests uncounted, then {args.requests} counted, "
-          "per endpoint", flush=True)
+    print(
+        f"callgrind, through {args.through}: {args.warmup} requests uncounted, then {args.requests} counted, "
+        "per endpoint",
+        flush=True,
+    )
     per_request = {}
     for endpoint in ENDPOINTS:
         per_request[endpoint] = count(valgrind, endpoint, api_key, session_id, args) / args.requests

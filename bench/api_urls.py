@@ -3,6 +3,7 @@
 The product's routes are its own list, not included under a prefix: an include would add a resolver
 level (and its cost) that production does not have, and charge it to the endpoints being measured.
 """
+
 import hashlib
 
 from django.db import connection

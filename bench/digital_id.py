@@ -37,22 +37,36 @@ def main() -> None:
         answers = []
         for _ in range(repeat):
             request = wallet_request_new(origin="https://bench.example", doc_types=(EU_AGE_ATTESTATION,), age_limit=18)
-            answers.append((request, wallet_present(browser_request(request), issuer=issuer, protocol=protocol,
-                                                    origin=request.origin, doc_type=EU_AGE_ATTESTATION,
-                                                    elements={"age_over_18": True}, now=now)))
+            answers.append(
+                (
+                    request,
+                    wallet_present(
+                        browser_request(request),
+                        issuer=issuer,
+                        protocol=protocol,
+                        origin=request.origin,
+                        doc_type=EU_AGE_ATTESTATION,
+                        elements={"age_over_18": True},
+                        now=now,
+                    ),
+                )
+            )
         times, outcomes = [], {}
         for request, data in answers:
             started = time.perf_counter()
             try:
-                outcome = presentation_verify(request=request, protocol=protocol, data=data, anchors=anchors,
-                                              live=True, now=now).outcome
+                outcome = presentation_verify(
+                    request=request, protocol=protocol, data=data, anchors=anchors, live=True, now=now
+                ).outcome
             except PresentationRefused as refused:
                 outcome = refused.code
             times.append((time.perf_counter() - started) * 1000)
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
         times.sort()
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
-        print(f"{protocol:22s} n={repeat} median={statistics.median(times):.2f} ms p95={p95:.2f} ms outcomes={outcomes}")
+        print(
+            f"{protocol:22s} n={repeat} median={statistics.median(times):.2f} ms p95={p95:.2f} ms outcomes={outcomes}"
+        )
 
 
 if __name__ == "__main__":

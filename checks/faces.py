@@ -30,9 +30,7 @@ AGE_INPUT_SIZE = 112
 # dlib's mean face (OpenFace's 68-point template, unit ~ face width): our 5 landmarks' places in it
 # (points 45, 42, 36, 39 and 33 of the 68), and face-api's crop, the 68 points' bounding box padded
 # by 20 %, made square (its height is 1.054, its width 1.070: the square is the width).
-_MEAN_FACE_POINTS = np.array(
-    [[0.7829, 0.3213], [0.6313, 0.3341], [0.2524, 0.3311], [0.4037, 0.3387], [0.5207, 0.6343]]
-)
+_MEAN_FACE_POINTS = np.array([[0.7829, 0.3213], [0.6313, 0.3341], [0.2524, 0.3311], [0.4037, 0.3387], [0.5207, 0.6343]])
 _MEAN_FACE_CROP_CENTRE = np.array([0.5252, 0.6216])
 _MEAN_FACE_CROP_SIDE = 1.0703
 
@@ -204,9 +202,7 @@ def dominant_face(faces: list[Face]) -> tuple[Face | None, bool]:
     if not confident:
         return max(faces, key=lambda face: face.score), False
     dominant = max(confident, key=lambda face: face.area)
-    rival = any(
-        face is not dominant and face.area >= COMPARABLE_FACE_AREA * dominant.area for face in confident
-    )
+    rival = any(face is not dominant and face.area >= COMPARABLE_FACE_AREA * dominant.area for face in confident)
     return dominant, rival
 
 

@@ -138,9 +138,7 @@ def _to_rgb(image: Image.Image) -> Image.Image:
     if image.mode == "F":
         pixels = np.asarray(image, dtype=np.float64)
         return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8), "L").convert("RGB")
-    has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or (
-        image.mode == "P" and "transparency" in image.info
-    )
+    has_alpha = image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or (image.mode == "P" and "transparency" in image.info)
     if has_alpha:
         rgba = image.convert("RGBA")
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))

@@ -196,9 +196,7 @@ def _margin(value: float, threshold: float, scale: float) -> float:
     return float(np.clip(0.5 + (value - threshold) / (2 * scale), 0.0, 1.0))
 
 
-def _pose_margins(
-    groups: list[tuple[str, list[bytes]]], analysed: list[list[_Frame]]
-) -> list[tuple[str, float]]:
+def _pose_margins(groups: list[tuple[str, list[bytes]]], analysed: list[list[_Frame]]) -> list[tuple[str, float]]:
     frontal = [
         frame
         for (step, _), group in zip(groups, analysed)

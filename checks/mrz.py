@@ -21,9 +21,7 @@ _WEIGHTS = (7, 3, 1)
 _MRZ_LINE = re.compile(r"[A-Z0-9<]+")
 
 # Characters OCR confuses with digits, mapped back only where the layout demands a digit.
-_AS_DIGIT = str.maketrans(
-    {"O": "0", "Q": "0", "D": "0", "I": "1", "L": "1", "Z": "2", "S": "5", "B": "8", "G": "6"}
-)
+_AS_DIGIT = str.maketrans({"O": "0", "Q": "0", "D": "0", "I": "1", "L": "1", "Z": "2", "S": "5", "B": "8", "G": "6"})
 
 TD1_LINE = 30
 TD3_LINE = 44
@@ -140,9 +138,7 @@ def _parse_td3(lines: list[str], today: datetime.date) -> Mrz:
     # An all-filler optional field may carry '<' as its check digit (ICAO 9303-4, 4.2.2.2).
     if not (optional_check == "<" and set(optional) == {"<"}):
         _verify("optional_data", optional, optional_check, failed)
-    composite = (
-        number + number_check + birth + birth_check + expiry + expiry_check + optional + optional_check
-    )
+    composite = number + number_check + birth + birth_check + expiry + expiry_check + optional + optional_check
     _verify("composite", composite, composite_check, failed)
     return _result("mrz_td3", first[0:2], birth, expiry, failed, today)
 

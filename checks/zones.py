@@ -22,15 +22,41 @@ from PIL import Image
 logger = logging.getLogger(__name__)
 
 _OCR_MAX_SIDE = 2400
-_MONTHS = {name: number for number, names in enumerate((
-    ("JAN", "JANV", "ENE", "GEN", "STY"), ("FEB", "FEV", "FÉV", "FEBR", "LUT"), ("MAR", "MARS", "MRZ", "MAA"),
-    ("APR", "AVR", "ABR", "KWI"), ("MAY", "MAI", "MAG", "MEI", "MAJ"), ("JUN", "JUIN", "GIU", "CZE"),
-    ("JUL", "JUIL", "LUG", "LIP"), ("AUG", "AOU", "AOÛT", "AGO", "SIE"), ("SEP", "SEPT", "SET", "WRZ"),
-    ("OCT", "OKT", "OTT", "OUT", "PAZ"), ("NOV", "LIS"), ("DEC", "DÉC", "DEZ", "DIC", "GRU")), start=1)
-    for name in names}
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("JAN", "JANV", "ENE", "GEN", "STY"),
+            ("FEB", "FEV", "FÉV", "FEBR", "LUT"),
+            ("MAR", "MARS", "MRZ", "MAA"),
+            ("APR", "AVR", "ABR", "KWI"),
+            ("MAY", "MAI", "MAG", "MEI", "MAJ"),
+            ("JUN", "JUIN", "GIU", "CZE"),
+            ("JUL", "JUIL", "LUG", "LIP"),
+            ("AUG", "AOU", "AOÛT", "AGO", "SIE"),
+            ("SEP", "SEPT", "SET", "WRZ"),
+            ("OCT", "OKT", "OTT", "OUT", "PAZ"),
+            ("NOV", "LIS"),
+            ("DEC", "DÉC", "DEZ", "DIC", "GRU"),
+        ),
+        start=1,
+    )
+    for name in names
+}
 _BIRTH_LABELS = ("BIRTH", "DOB", "GEBURT", "NAISSANCE", "NACIMIENTO", "NASCITA", "GEBOORTE", "URODZENIA", "NASCIMENTO")
-_EXPIRY_LABELS = ("EXPIR", "EXP", "VALID UNTIL", "GÜLTIG BIS", "GULTIG BIS", "ABLAUF", "CADUCIDAD", "SCADENZA",
-                  "VERVAL", "WAŻNOŚCI", "VALIDADE")
+_EXPIRY_LABELS = (
+    "EXPIR",
+    "EXP",
+    "VALID UNTIL",
+    "GÜLTIG BIS",
+    "GULTIG BIS",
+    "ABLAUF",
+    "CADUCIDAD",
+    "SCADENZA",
+    "VERVAL",
+    "WAŻNOŚCI",
+    "VALIDADE",
+)
 
 _NUMERIC = re.compile(r"(?<!\d)(\d{1,2})[./\- ](\d{1,2})[./\- ](\d{4}|\d{2})(?!\d)")
 _ISO = re.compile(r"(?<!\d)(\d{4})[./\-](\d{1,2})[./\-](\d{1,2})(?!\d)")

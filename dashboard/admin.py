@@ -1,4 +1,5 @@
 """Admin registrations: the tenant-scoped session list and audit log on the dashboard, the audit log for operators."""
+
 from datetime import datetime
 
 from django.contrib import admin
@@ -63,8 +64,9 @@ class TenantScopedAdmin(ReadOnlyAdmin):
         request.dashboard_nav = self.nav_section
         if ERROR_FLAG in request.GET:
             # Django's admin sends unusable filters here; answer with a page that says so, not its setup error.
-            context = self.admin_site.page_context(request, title="These filters cannot be applied",
-                                                   list_url=request.path)
+            context = self.admin_site.page_context(
+                request, title="These filters cannot be applied", list_url=request.path
+            )
             return TemplateResponse(request, "dashboard/filters_invalid.html", context, status=400)
         return super().changelist_view(request, {**self.list_context(), **(extra_context or {})})
 
@@ -80,8 +82,15 @@ def status_badge(status: str, label: str) -> str:
 class SessionDashboardAdmin(TenantScopedAdmin):
     change_list_template = "dashboard/sessions/list.html"
     nav_section = "sessions"
-    list_display = ("session_link", "subject", "status_display", "reason_display", "mode_display", "age_limit",
-                    "created_display")
+    list_display = (
+        "session_link",
+        "subject",
+        "status_display",
+        "reason_display",
+        "mode_display",
+        "age_limit",
+        "created_display",
+    )
     list_display_links = None
     list_filter = (StatusFilter, ModeFilter, CreatedRangeFilter)
     search_fields = ("subject", "=id")
@@ -112,8 +121,11 @@ class SessionDashboardAdmin(TenantScopedAdmin):
 
     @admin.display(description="Mode", ordering="mode")
     def mode_display(self, session):
-        return format_html('<span class="av-badge av-badge--mode-{}">{}</span>', session.mode,
-                           "Live" if session.mode == "live" else "Test")
+        return format_html(
+            '<span class="av-badge av-badge--mode-{}">{}</span>',
+            session.mode,
+            "Live" if session.mode == "live" else "Test",
+        )
 
     @admin.display(description="Created", ordering="created_at")
     def created_display(self, session):
@@ -206,8 +218,13 @@ class AuditLogDashboardAdmin(TenantScopedAdmin):
 
 
 _DETAIL_LABELS = {
-    "mode": "Mode", "label": "Label", "previous": "Previous secret", "previous_signs_until": "Previous signs until",
-    "original": "Message", "url": "URL", "previous_address": "Previous address",
+    "mode": "Mode",
+    "label": "Label",
+    "previous": "Previous secret",
+    "previous_signs_until": "Previous signs until",
+    "original": "Message",
+    "url": "URL",
+    "previous_address": "Previous address",
 }
 
 
@@ -235,4 +252,3 @@ class AuditLogEntryAdmin(ReadOnlyAdmin):
     search_fields = ("tenant__name", "tenant__id", "actor_label", "target_id", "target_label")
     date_hierarchy = "created_at"
     list_select_related = ("tenant",)
-

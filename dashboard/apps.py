@@ -1,4 +1,5 @@
 """Dashboard: the tenant-scoped console for partner staff (a second Django AdminSite at /dashboard/)."""
+
 from django.apps import AppConfig
 
 

@@ -1,4 +1,5 @@
 """The usage chart's geometry, computed server-side so the page draws it as plain SVG with no script."""
+
 import math
 from dataclasses import dataclass, field
 
@@ -83,13 +84,11 @@ def usage_chart(usage: Usage) -> Chart:
                 height = round(count * scale, 2)
                 y = round(y - height, 2)
                 segments.append(Segment(kind=kind, count=count, y=y, height=height))
-        label = (f"{day.day:%b} {day.day.day}: {day.approved} approved, {day.denied} denied, "
-                 f"{day.open} in progress")
+        label = f"{day.day:%b} {day.day.day}: {day.approved} approved, {day.denied} denied, {day.open} in progress"
         bars.append(Bar(x=x, width=bar_width, label=label, segments=segments))
 
     y_ticks = [
-        Tick(position=round(bottom - value * scale, 2), text=str(value))
-        for value in range(0, top_value + 1, step)
+        Tick(position=round(bottom - value * scale, 2), text=str(value)) for value in range(0, top_value + 1, step)
     ]
     # A date under every 7th bar, counted back from today, so the newest day is always labelled.
     x_ticks = [
@@ -98,6 +97,13 @@ def usage_chart(usage: Usage) -> Chart:
         if (len(usage.days) - 1 - index) % 7 == 0
     ]
     return Chart(
-        width=WIDTH, height=HEIGHT, plot_left=MARGIN_LEFT, plot_right=WIDTH - MARGIN_RIGHT,
-        plot_top=MARGIN_TOP, plot_bottom=bottom, bars=bars, y_ticks=y_ticks, x_ticks=x_ticks,
+        width=WIDTH,
+        height=HEIGHT,
+        plot_left=MARGIN_LEFT,
+        plot_right=WIDTH - MARGIN_RIGHT,
+        plot_top=MARGIN_TOP,
+        plot_bottom=bottom,
+        bars=bars,
+        y_ticks=y_ticks,
+        x_ticks=x_ticks,
     )

@@ -1,4 +1,5 @@
 """List filters of the dashboard's session list: status, mode and a created-date range, all tenant-agnostic."""
+
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.contrib import admin

@@ -1,7 +1,8 @@
 """Forms of the dashboard: sign-in for tenant staff, key generation, tenant switching and password reset."""
+
 from django import forms
-from django.contrib.auth import get_user_model
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
 from tenants.models import ApiKey, Membership
@@ -25,8 +26,9 @@ class ThrottledSignInMixin:
         address = sign_in_throttle.client_address(self.request)
         if not sign_in_throttle.sign_in_admitted(username=username, address=address):
             # The same words whichever limit was reached, and whether or not the username exists.
-            raise forms.ValidationError(self.throttled_message, code="throttled",
-                                        params={"wait": sign_in_throttle.wait_text()})
+            raise forms.ValidationError(
+                self.throttled_message, code="throttled", params={"wait": sign_in_throttle.wait_text()}
+            )
         try:
             cleaned_data = super().clean()
         except forms.ValidationError:
@@ -73,7 +75,9 @@ class ApiKeyGenerateForm(forms.Form):
         choices=[(ApiKey.Mode.LIVE, "Live"), (ApiKey.Mode.TEST, "Test (sandbox)")], initial=ApiKey.Mode.LIVE
     )
     label = forms.CharField(
-        max_length=100, required=False, strip=True,
+        max_length=100,
+        required=False,
+        strip=True,
         widget=forms.TextInput(attrs={"placeholder": "e.g. production backend"}),
         help_text="Optional: a name to tell your keys apart.",
     )

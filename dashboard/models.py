@@ -1,4 +1,5 @@
 """The audit log: who did what to a tenant's keys, secrets and webhooks, and when."""
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone

@@ -1,4 +1,5 @@
 """The dashboard's SDK keys page: publishable keys (generate, settings, revoke) and the snippets to embed the SDK."""
+
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -34,11 +35,14 @@ def _page(request, site, *, form=None, status=200):
     request.dashboard_nav = "sdk"
     keys = list(_keys(tenant).filter(revoked_at__isnull=True))
     context = site.page_context(
-        request, title="SDK keys", keys=keys,
+        request,
+        title="SDK keys",
+        keys=keys,
         revoked_keys=list(_keys(tenant).filter(revoked_at__isnull=False).order_by("-revoked_at")[:5]),
         generate_form=form or PublishableKeyGenerateForm(initial={"mode": Mode.TEST}),
         example_key=keys[0] if keys else None,
-        service_origin=f"{request.scheme}://{request.get_host()}", sdk_version=SDK_VERSION,
+        service_origin=f"{request.scheme}://{request.get_host()}",
+        sdk_version=SDK_VERSION,
         sdk_integrity=sdk_integrity(),
         exposed_keys=list(tenant.api_keys.filter(exposed_at__isnull=False, revoked_at__isnull=True)),
     )
@@ -55,7 +59,8 @@ def sdk_keys(request, site):
         settings = {name: form.cleaned_data[name] for name in PublishableKeySettingsForm.Meta.fields}
         try:
             key = services.dashboard_publishable_key_generate(
-                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"], settings=settings)
+                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"], settings=settings
+            )
         except ValidationError as error:
             form.add_error(None, error)
         else:
@@ -77,13 +82,18 @@ def sdk_key_edit(request, site, key_id: int):
     form = PublishableKeySettingsForm(request.POST or None, instance=key)
     if request.method == "POST" and key.is_active and form.is_valid():
         settings = {name: form.cleaned_data[name] for name in PublishableKeySettingsForm.Meta.fields}
-        services.dashboard_publishable_key_update(tenant=key.tenant, actor=actor_from(request), key=key,
-                                                  settings=settings)
+        services.dashboard_publishable_key_update(
+            tenant=key.tenant, actor=actor_from(request), key=key, settings=settings
+        )
         messages.success(request, f"Settings of {key.key} saved.")
         return redirect(reverse("dashboard:sdk_keys"))
     request.dashboard_nav = "sdk"
-    return TemplateResponse(request, "dashboard/sdk/edit.html", site.page_context(
-        request, title="Publishable key settings", key=key, form=form), status=400 if form.errors else 200)
+    return TemplateResponse(
+        request,
+        "dashboard/sdk/edit.html",
+        site.page_context(request, title="Publishable key settings", key=key, form=form),
+        status=400 if form.errors else 200,
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -94,5 +104,8 @@ def sdk_key_revoke(request, site, key_id: int):
         messages.success(request, f"{key.key} is revoked: pages and apps using it stop working at once.")
         return redirect(reverse("dashboard:sdk_keys"))
     request.dashboard_nav = "sdk"
-    return TemplateResponse(request, "dashboard/sdk/revoke_confirm.html",
-                            site.page_context(request, title="Revoke publishable key", key=key))
+    return TemplateResponse(
+        request,
+        "dashboard/sdk/revoke_confirm.html",
+        site.page_context(request, title="Revoke publishable key", key=key),
+    )

@@ -1,4 +1,5 @@
 """Reads for the dashboard, always scoped to one tenant: API keys, webhook deliveries and usage."""
+
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -17,8 +18,10 @@ RECENT_DELIVERIES = 25
 
 
 def api_keys_active(*, tenant: Tenant) -> QuerySet[ApiKey]:
-    return ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True).select_related("created_by").order_by(
-        "mode", "-created_at"
+    return (
+        ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True)
+        .select_related("created_by")
+        .order_by("mode", "-created_at")
     )
 
 
@@ -115,9 +118,11 @@ def usage_by_day(*, tenant: Tenant, mode: str, days: int = USAGE_DAYS, today: da
         denied = by_status.get(Status.DENIED, 0)
         series.append(UsageDay(day, approved, denied, sum(by_status.values()) - approved - denied))
     methods = (
-        VerificationSession.objects.filter(tenant=tenant, mode=mode, created_at__gte=start, created_at__lt=end,
-                                           status=Status.APPROVED)
-        .values("reason").annotate(count=Count("id"))
+        VerificationSession.objects.filter(
+            tenant=tenant, mode=mode, created_at__gte=start, created_at__lt=end, status=Status.APPROVED
+        )
+        .values("reason")
+        .annotate(count=Count("id"))
     )
     by_method = {reason: 0 for reason in APPROVED_REASONS}
     by_method.update({row["reason"]: row["count"] for row in methods})

@@ -1,4 +1,5 @@
 """The dashboard's actions: each one wraps a tenants/webhooks service and writes its audit entry in one transaction."""
+
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -38,12 +39,25 @@ class Actor:
 
 
 def audit_record(
-    *, tenant: Tenant, actor: Actor, action: str, target_type: str, target_id: str = "",
-    target_label: str = "", extra: dict | None = None,
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    action: str,
+    target_type: str,
+    target_id: str = "",
+    target_label: str = "",
+    extra: dict | None = None,
 ) -> AuditLogEntry:
     return AuditLogEntry.objects.create(
-        tenant=tenant, actor=actor.user, actor_label=actor.label, action=action, target_type=target_type,
-        target_id=target_id, target_label=target_label, ip_address=actor.ip_address, extra=extra or {},
+        tenant=tenant,
+        actor=actor.user,
+        actor_label=actor.label,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        target_label=target_label,
+        ip_address=actor.ip_address,
+        extra=extra or {},
     )
 
 
@@ -63,8 +77,12 @@ def dashboard_api_key_generate(*, tenant: Tenant, actor: Actor, mode: str, label
         )
     generated = api_key_generate(tenant=tenant, mode=mode, label=label, created_by=actor.user)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.API_KEY_GENERATED, target_type="api_key",
-        target_id=str(generated.api_key.pk), target_label=generated.api_key.display_prefix,
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.API_KEY_GENERATED,
+        target_type="api_key",
+        target_id=str(generated.api_key.pk),
+        target_label=generated.api_key.display_prefix,
         extra={"mode": mode, "label": label},
     )
     return generated
@@ -78,8 +96,12 @@ def dashboard_api_key_revoke(*, tenant: Tenant, actor: Actor, api_key: ApiKey) -
     api_key = api_key_revoke(api_key=api_key)
     if was_active:
         audit_record(
-            tenant=tenant, actor=actor, action=AuditLogEntry.Action.API_KEY_REVOKED, target_type="api_key",
-            target_id=str(api_key.pk), target_label=api_key.display_prefix,
+            tenant=tenant,
+            actor=actor,
+            action=AuditLogEntry.Action.API_KEY_REVOKED,
+            target_type="api_key",
+            target_id=str(api_key.pk),
+            target_label=api_key.display_prefix,
             extra={"mode": api_key.mode, "label": api_key.label},
         )
     return api_key
@@ -90,8 +112,12 @@ def dashboard_webhook_secret_reveal(*, tenant: Tenant, actor: Actor, mode: str =
     """`mode`'s current signing secret; reading it is recorded, as anyone holding it can forge webhooks."""
     secret = getattr(tenant, WebhookSecretFields.of(mode).current)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_REVEALED, target_type="webhook_secret",
-        target_label=_secret_hint(secret), extra={"mode": mode},
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_SECRET_REVEALED,
+        target_type="webhook_secret",
+        target_label=_secret_hint(secret),
+        extra={"mode": mode},
     )
     return secret
 
@@ -104,7 +130,10 @@ def dashboard_webhook_secret_rotate(*, tenant: Tenant, actor: Actor, mode: str =
     tenant = tenant_webhook_secret_rotate(tenant=tenant, mode=mode)
     expires = getattr(tenant, fields.previous_expires_at)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_SECRET_ROTATED, target_type="webhook_secret",
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_SECRET_ROTATED,
+        target_type="webhook_secret",
         target_label=_secret_hint(getattr(tenant, fields.current)),
         extra={"mode": mode, "previous": old_hint, "previous_signs_until": expires.isoformat() if expires else None},
     )
@@ -118,8 +147,12 @@ def dashboard_delivery_resend(*, tenant: Tenant, actor: Actor, delivery: Webhook
     _check_owned(tenant, delivery)
     resent = delivery_resend(delivery=delivery)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_RESENT, target_type="webhook_delivery",
-        target_id=resent.pk, target_label=f"{delivery.event_type} {delivery.subject_ref}".strip(),
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_RESENT,
+        target_type="webhook_delivery",
+        target_id=resent.pk,
+        target_label=f"{delivery.event_type} {delivery.subject_ref}".strip(),
         extra={"original": delivery.pk, "url": delivery.url},
     )
     return resent
@@ -134,8 +167,13 @@ def dashboard_webhook_address_set(*, tenant: Tenant, actor: Actor, mode: str, ur
         return
     webhook_endpoint_set(tenant=tenant, mode=mode, url=url)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_ADDRESS_CHANGED, target_type="webhook_address",
-        target_id=mode, target_label=url or "(none)", extra={"mode": mode, "previous_address": previous or None},
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_ADDRESS_CHANGED,
+        target_type="webhook_address",
+        target_id=mode,
+        target_label=url or "(none)",
+        extra={"mode": mode, "previous_address": previous or None},
     )
 
 
@@ -145,8 +183,13 @@ def dashboard_webhook_test_send(*, tenant: Tenant, actor: Actor, mode: str, url:
 
     delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
     audit_record(
-        tenant=tenant, actor=actor, action=AuditLogEntry.Action.WEBHOOK_TEST_SENT, target_type="webhook_delivery",
-        target_id=delivery.pk, target_label=delivery.event_type, extra={"mode": mode, "url": url},
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_TEST_SENT,
+        target_type="webhook_delivery",
+        target_id=delivery.pk,
+        target_label=delivery.event_type,
+        extra={"mode": mode, "url": url},
     )
     return delivery
 
@@ -157,10 +200,21 @@ def _secret_hint(secret: str) -> str:
 
 
 def _publishable_key_audit(tenant, actor, action, key: PublishableKey) -> None:
-    audit_record(tenant=tenant, actor=actor, action=action, target_type="publishable_key", target_id=str(key.pk),
-                 target_label=key.key, extra={"mode": key.mode, "label": key.label,
-                                              "allowed_origins": key.allowed_origins, "return_urls": key.return_urls,
-                                              "client_sessions_enabled": key.client_sessions_enabled})
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=action,
+        target_type="publishable_key",
+        target_id=str(key.pk),
+        target_label=key.key,
+        extra={
+            "mode": key.mode,
+            "label": key.label,
+            "allowed_origins": key.allowed_origins,
+            "return_urls": key.return_urls,
+            "client_sessions_enabled": key.client_sessions_enabled,
+        },
+    )
 
 
 @transaction.atomic
@@ -175,7 +229,9 @@ def dashboard_publishable_key_generate(*, tenant: Tenant, actor: Actor, mode: st
 
 
 @transaction.atomic
-def dashboard_publishable_key_update(*, tenant: Tenant, actor: Actor, key: PublishableKey, settings: dict) -> PublishableKey:
+def dashboard_publishable_key_update(
+    *, tenant: Tenant, actor: Actor, key: PublishableKey, settings: dict
+) -> PublishableKey:
     _check_owned(tenant, key)
     key = publishable_key_update(key=key, **settings)
     _publishable_key_audit(tenant, actor, AuditLogEntry.Action.PUBLISHABLE_KEY_CHANGED, key)

@@ -7,6 +7,7 @@ address's counter counts failures only (a success must not buy an attacker with 
 guesses at others). The counters live in Redis in production so every web process shares them; if the
 store cannot be reached the throttle fails open, with a warning: it must not lock everyone out.
 """
+
 import hashlib
 import logging
 import math
@@ -15,8 +16,6 @@ from functools import wraps
 import redis
 from django.conf import settings
 from django.core.cache import cache
-
-from tenants.client_address import client_address
 
 logger = logging.getLogger(__name__)
 
@@ -104,5 +103,9 @@ def password_reset_admitted(*, address: str | None) -> bool:
 
 
 def _log_refused(username: str, address: str | None, limit: str) -> None:
-    logger.warning("dashboard sign-in refused for username %r from %s: too many failed attempts per %s",
-                   username[:150], address or "unknown address", limit)
+    logger.warning(
+        "dashboard sign-in refused for username %r from %s: too many failed attempts per %s",
+        username[:150],
+        address or "unknown address",
+        limit,
+    )

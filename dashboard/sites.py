@@ -3,6 +3,7 @@
 Who is admitted: an active user with at least one tenants.Membership. Staff status is neither needed
 nor enough: an operator without a membership uses /admin/, and tenant staff never see it.
 """
+
 from functools import update_wrapper
 
 from django.contrib import admin
@@ -91,8 +92,7 @@ class TenantDashboardSite(admin.AdminSite):
             path("login/", self.login, name="login"),
             path("logout/", wrap(self.logout), name="logout"),
             path("password_change/", wrap(self.password_change, cacheable=True), name="password_change"),
-            path("password_change/done/", wrap(self.password_change_done, cacheable=True),
-                 name="password_change_done"),
+            path("password_change/done/", wrap(self.password_change_done, cacheable=True), name="password_change_done"),
             *self._password_reset_urls(),
             path("tenant/switch/", page(views.tenant_switch_view), name="tenant_switch"),
             path("keys/generate/", page(views.key_generate), name="key_generate"),
@@ -103,8 +103,7 @@ class TenantDashboardSite(admin.AdminSite):
             path("webhooks/", page(views.webhooks_page), name="webhooks"),
             path("webhooks/secret/reveal/", page(views.webhook_secret_reveal), name="webhook_secret_reveal"),
             path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),
-            path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend),
-                 name="delivery_resend"),
+            path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend), name="delivery_resend"),
             path("webhooks/address/", page(webhook_addresses.webhook_address_save), name="webhook_address_save"),
             path("webhooks/test/", page(webhook_addresses.webhook_test_send), name="webhook_test_send"),
             path("branding/", page(branding.branding_page), name="branding"),
@@ -116,25 +115,43 @@ class TenantDashboardSite(admin.AdminSite):
         """Django's reset views, themed like the dashboard, sending a link that leads back to it."""
         context = {"site_header": self.site_header, "site_title": self.site_title, "has_permission": False}
         return [
-            path("password_reset/", views.PasswordResetRequestView.as_view(
-                form_class=DashboardPasswordResetForm,
-                template_name="dashboard/auth/password_reset_form.html",
-                email_template_name="dashboard/auth/password_reset_email.txt",
-                subject_template_name="dashboard/auth/password_reset_subject.txt",
-                success_url=reverse_lazy(f"{SITE_NAME}:password_reset_done"),
-                extra_context=context,
-            ), name="password_reset"),
-            path("password_reset/done/", auth_views.PasswordResetDoneView.as_view(
-                template_name="dashboard/auth/password_reset_done.html", extra_context=context,
-            ), name="password_reset_done"),
-            path("reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
-                template_name="dashboard/auth/password_reset_confirm.html",
-                success_url=reverse_lazy(f"{SITE_NAME}:password_reset_complete"),
-                extra_context=context,
-            ), name="password_reset_confirm"),
-            path("reset/done/", auth_views.PasswordResetCompleteView.as_view(
-                template_name="dashboard/auth/password_reset_complete.html", extra_context=context,
-            ), name="password_reset_complete"),
+            path(
+                "password_reset/",
+                views.PasswordResetRequestView.as_view(
+                    form_class=DashboardPasswordResetForm,
+                    template_name="dashboard/auth/password_reset_form.html",
+                    email_template_name="dashboard/auth/password_reset_email.txt",
+                    subject_template_name="dashboard/auth/password_reset_subject.txt",
+                    success_url=reverse_lazy(f"{SITE_NAME}:password_reset_done"),
+                    extra_context=context,
+                ),
+                name="password_reset",
+            ),
+            path(
+                "password_reset/done/",
+                auth_views.PasswordResetDoneView.as_view(
+                    template_name="dashboard/auth/password_reset_done.html",
+                    extra_context=context,
+                ),
+                name="password_reset_done",
+            ),
+            path(
+                "reset/<uidb64>/<token>/",
+                auth_views.PasswordResetConfirmView.as_view(
+                    template_name="dashboard/auth/password_reset_confirm.html",
+                    success_url=reverse_lazy(f"{SITE_NAME}:password_reset_complete"),
+                    extra_context=context,
+                ),
+                name="password_reset_confirm",
+            ),
+            path(
+                "reset/done/",
+                auth_views.PasswordResetCompleteView.as_view(
+                    template_name="dashboard/auth/password_reset_complete.html",
+                    extra_context=context,
+                ),
+                name="password_reset_complete",
+            ),
         ]
 
 

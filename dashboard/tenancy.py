@@ -1,4 +1,5 @@
 """Which tenant a dashboard request acts for: kept in the Django session, checked against memberships each time."""
+
 from django.http import HttpRequest
 
 from tenants.models import Tenant

@@ -1,4 +1,5 @@
 """Routes of the tenant dashboard under /dashboard/: everything is served by its AdminSite."""
+
 from django.urls import path
 
 from .sites import dashboard_site

@@ -1,4 +1,5 @@
 """The dashboard's own pages (home, keys, webhooks, tenant switch, reset request); lists and details: admin.py."""
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
@@ -31,8 +32,9 @@ def _url(name: str) -> str:
 
 def _safe_next(request, fallback: str) -> str:
     target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                 require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return fallback
 
@@ -47,12 +49,16 @@ def _shown_for_another_tenant(request) -> bool:
 
 
 def _refuse_stale_form(request, url_name: str):
-    messages.error(request, f"That page was for another tenant, but the dashboard now shows "
-                            f"{current_tenant(request).name} (switched in another tab). Nothing was changed.")
+    messages.error(
+        request,
+        f"That page was for another tenant, but the dashboard now shows "
+        f"{current_tenant(request).name} (switched in another tab). Nothing was changed.",
+    )
     return redirect(_url(url_name))
 
 
 # --- Home: Tenant ID, API keys, usage ---
+
 
 def _home_context(request, site, *, form=None, **extra):
     tenant = current_tenant(request)
@@ -85,7 +91,9 @@ def key_generate(request, site):
     if form.is_valid():
         try:
             generated = services.dashboard_api_key_generate(
-                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"],
+                tenant=tenant,
+                actor=actor_from(request),
+                mode=form.cleaned_data["mode"],
                 label=form.cleaned_data["label"],
             )
         except ValidationError as error:
@@ -111,8 +119,11 @@ def key_revoke(request, site, key_id: int):
         messages.success(request, f"{api_key.display_prefix} is revoked: requests with it now fail with 401.")
         return redirect(_url("index"))
     request.dashboard_nav = "home"
-    return TemplateResponse(request, "dashboard/keys/revoke_confirm.html",
-                            site.page_context(request, title="Revoke API key", api_key=api_key))
+    return TemplateResponse(
+        request,
+        "dashboard/keys/revoke_confirm.html",
+        site.page_context(request, title="Revoke API key", api_key=api_key),
+    )
 
 
 # --- Webhooks: secret, status, egress addresses, recent deliveries ---
@@ -144,8 +155,10 @@ def _webhooks_context(request, site, *, revealed_mode: str | None = None, reveal
         egress_ips=settings.WEBHOOK_EGRESS_IPS,
         signing_secrets=secrets,
         deliveries=selectors.deliveries_recent(tenant=tenant),
-        webhook_addresses=[{"mode": mode, "label": label, "url": selectors.webhook_address(tenant=tenant, mode=mode)}
-                           for mode, label in SECRET_MODES.items()],
+        webhook_addresses=[
+            {"mode": mode, "label": label, "url": selectors.webhook_address(tenant=tenant, mode=mode)}
+            for mode, label in SECRET_MODES.items()
+        ],
         **extra,
     )
 
@@ -160,8 +173,9 @@ def webhook_secret_reveal(request, site):
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
     mode = _secret_mode(request.POST)
-    secret = services.dashboard_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request),
-                                                      mode=mode)
+    secret = services.dashboard_webhook_secret_reveal(
+        tenant=current_tenant(request), actor=actor_from(request), mode=mode
+    )
     context = _webhooks_context(request, site, revealed_mode=mode, revealed_secret=secret)
     return TemplateResponse(request, "dashboard/webhooks.html", context)
 
@@ -171,20 +185,25 @@ def webhook_secret_rotate(request, site):
     if request.method == "GET":
         request.dashboard_nav = "webhooks"
         mode = _secret_mode(request.GET)
-        return TemplateResponse(request, "dashboard/webhook_rotate_confirm.html",
-                                site.page_context(request, title="Rotate signing secret", mode=mode,
-                                                  mode_label=SECRET_MODES[mode]))
+        return TemplateResponse(
+            request,
+            "dashboard/webhook_rotate_confirm.html",
+            site.page_context(request, title="Rotate signing secret", mode=mode, mode_label=SECRET_MODES[mode]),
+        )
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
     mode = _secret_mode(request.POST)
     fields = WebhookSecretFields.of(mode)
-    tenant = services.dashboard_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request),
-                                                      mode=mode)
+    tenant = services.dashboard_webhook_secret_rotate(
+        tenant=current_tenant(request), actor=actor_from(request), mode=mode
+    )
     tenancy_for(request).current = tenant  # the rotated secrets, for this page and its header
     overlap_until = getattr(tenant, fields.previous_expires_at)
     which = SECRET_MODES[mode].lower()
     if overlap_until is None:  # there was no secret before this one: nothing to overlap with
-        messages.success(request, f"New signing secret created. Every webhook for {which} is signed with it from now on.")
+        messages.success(
+            request, f"New signing secret created. Every webhook for {which} is signed with it from now on."
+        )
     else:
         messages.success(
             request,
@@ -203,8 +222,11 @@ def delivery_resend(request, site, delivery_id: str):
         raise Http404("No such webhook delivery.")
     if not tenant.webhooks_enabled:
         # The sender would not send it anyway (webhooks.delivery); say so instead of a "queued" that never comes.
-        messages.error(request, "Webhook sending is not enabled for your account, so nothing was re-sent. "
-                                "Ask AgeVerify support to switch it on.")
+        messages.error(
+            request,
+            "Webhook sending is not enabled for your account, so nothing was re-sent. "
+            "Ask AgeVerify support to switch it on.",
+        )
         return HttpResponseRedirect(_safe_next(request, _url("webhooks")))
     services.dashboard_delivery_resend(tenant=tenant, actor=actor_from(request), delivery=delivery)
     messages.success(request, f"Webhook {delivery.pk} is queued to be sent again.")
@@ -212,6 +234,7 @@ def delivery_resend(request, site, delivery_id: str):
 
 
 # --- Tenant switcher ---
+
 
 @require_POST
 def tenant_switch_view(request, site):
@@ -226,6 +249,7 @@ def tenant_switch_view(request, site):
 
 # --- Password reset request, limited per client address: each request can send a mail ---
 
+
 class PasswordResetRequestView(auth_views.PasswordResetView):
     def form_valid(self, form):
         # The link's host comes from settings, never from the request's Host header, which the requester
@@ -234,10 +258,14 @@ class PasswordResetRequestView(auth_views.PasswordResetView):
         address = sign_in_throttle.client_address(self.request)
         if sign_in_throttle.password_reset_admitted(address=address):
             return super().form_valid(form)
-        form.add_error(None, ValidationError(
-            "Too many password reset requests from your network. Try again in %(wait)s.",
-            code="throttled", params={"wait": sign_in_throttle.wait_text()},
-        ))
+        form.add_error(
+            None,
+            ValidationError(
+                "Too many password reset requests from your network. Try again in %(wait)s.",
+                code="throttled",
+                params={"wait": sign_in_throttle.wait_text()},
+            ),
+        )
         response = self.form_invalid(form)
         response.status_code = 429
         return response

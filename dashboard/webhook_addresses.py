@@ -3,6 +3,7 @@
 A session created without `notification_url` sends its webhook to the default address of its mode.
 The test event (`webhook.test`) is signed with that mode's secret and logged like any delivery.
 """
+
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.views.decorators.http import require_POST
@@ -33,8 +34,9 @@ def webhook_address_save(request, site):
         except ValidationError as error:
             messages.error(request, f"The address was not saved: it {error.detail[0]}.")
             return _back(mode)
-    services.dashboard_webhook_address_set(tenant=current_tenant(request), actor=actor_from(request), mode=mode,
-                                           url=url)
+    services.dashboard_webhook_address_set(
+        tenant=current_tenant(request), actor=actor_from(request), mode=mode, url=url
+    )
     which = SECRET_MODES[mode].lower()
     messages.success(request, f"Default address for {which}: {url}." if url else f"No default address for {which}.")
     return _back(mode)
@@ -49,11 +51,17 @@ def webhook_test_send(request, site):
     if not url:
         messages.error(request, "Set a default address first: the test webhook goes there.")
     elif not tenant.webhooks_enabled:
-        messages.error(request, "Webhook sending is not enabled for your account, so no test webhook was sent. "
-                                "Ask AgeVerify support to switch it on.")
+        messages.error(
+            request,
+            "Webhook sending is not enabled for your account, so no test webhook was sent. "
+            "Ask AgeVerify support to switch it on.",
+        )
     else:
         delivery = services.dashboard_webhook_test_send(tenant=tenant, actor=actor_from(request), mode=mode, url=url)
         mode_word = "test" if mode == Mode.TEST else "live"
-        messages.success(request, f"Test webhook {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
-                                  "Its attempts appear under Recent deliveries.")
+        messages.success(
+            request,
+            f"Test webhook {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
+            "Its attempts appear under Recent deliveries.",
+        )
     return _back(mode)

@@ -1,4 +1,5 @@
 """Flow: the hosted web pages an end user goes through to prove their age."""
+
 from django.apps import AppConfig
 
 

@@ -3,6 +3,7 @@
 Both are public (a logo and a colour are no secret) and addressed by tenant id with a version in the
 query; the pages link the current version, which is cached for a year, any other for a minute.
 """
+
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET
 
@@ -40,4 +41,6 @@ def theme(request, tenant_id: str):
         raise Http404("no accent colour")
     colour, dark, light = accent
     css = f":root {{ --brand: {colour}; --brand-dark: {dark}; --brand-light: {light}; }}\n"
-    return _cached(HttpResponse(css, content_type="text/css; charset=utf-8"), current=request.GET.get("v") == colour[1:])
+    return _cached(
+        HttpResponse(css, content_type="text/css; charset=utf-8"), current=request.GET.get("v") == colour[1:]
+    )

@@ -10,6 +10,7 @@ It also names the channel the flow was opened through, and that channel's target
   * `launch`: a one-time launch code (top-level or an in-app browser tab); the target is the
     registered return URL, if any.
 """
+
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -55,8 +56,14 @@ def flow_cookie_set(response, session, *, channel: str = "web", target: str = ""
     remaining = int((session.expires_at - timezone.now()).total_seconds())
     value = session.id if channel == "web" else _SEPARATOR.join((session.id, channel, target))
     response.set_signed_cookie(
-        COOKIE_NAME, value, salt=COOKIE_SALT, max_age=max(remaining, 1), path=COOKIE_PATH,
-        httponly=True, secure=not settings.DEBUG, samesite="Lax",
+        COOKIE_NAME,
+        value,
+        salt=COOKIE_SALT,
+        max_age=max(remaining, 1),
+        path=COOKIE_PATH,
+        httponly=True,
+        secure=not settings.DEBUG,
+        samesite="Lax",
     )
     if channel == "embed":
         cookie_attributes_cross_site(response, COOKIE_NAME)

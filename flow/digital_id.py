@@ -6,13 +6,14 @@
 
 Every answer is JSON; a session not at a step that offers it gets 409 with the page it belongs on.
 """
+
 import json
 from functools import wraps
 
 from django.http import JsonResponse
-from django.views.decorators.csrf import csrf_protect
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from sessions_api.choices import Status
@@ -59,8 +60,9 @@ def digital_id_endpoint(view):
         try:
             return _json(view(request, session, body))
         except DigitalIdUnavailable:
-            return _json({"error": "unavailable", "message": str(MESSAGE_UNAVAILABLE), "next": page_url_for(session)},
-                         409)
+            return _json(
+                {"error": "unavailable", "message": str(MESSAGE_UNAVAILABLE), "next": page_url_for(session)}, 409
+            )
 
     return wrapper
 
@@ -73,12 +75,16 @@ def request_create(request, session, body):
 
 @digital_id_endpoint
 def response_submit(request, session, body):
-    outcome = digital_id_submit(session=session, request_id=body.get("requestId"), protocol=body.get("protocol"),
-                                data=body.get("data"))
+    outcome = digital_id_submit(
+        session=session, request_id=body.get("requestId"), protocol=body.get("protocol"), data=body.get("data")
+    )
     session = session_get(session_id=session.id)
     if outcome.message:  # stored in English by the service, shown in the page's language
-        return {"status": outcome.status, "message": gettext(outcome.message) % {"age_limit": session.age_limit},
-                "next": None}
+        return {
+            "status": outcome.status,
+            "message": gettext(outcome.message) % {"age_limit": session.age_limit},
+            "next": None,
+        }
     return {"status": outcome.status, "message": None, "next": page_url_for(session)}
 
 

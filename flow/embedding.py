@@ -8,6 +8,7 @@ and the parent origin against the allowlist again, then sets the flow cookie for
 a frame the flow's cookies become `SameSite=None; Secure; Partitioned` and every page's
 frame-ancestors is the one parent origin bound at begin (EmbeddedFlowMiddleware).
 """
+
 import json
 
 from django.conf import settings
@@ -79,18 +80,35 @@ def embed_frame(request):
         return error_page(request, "embed_refused")
     allowed = key is not None and parent_origin in key.allowed_origins
     if key is None:
-        refusal, detail = "invalid_publishable_key", ("This publishable key is unknown or has been revoked: copy a "
-                                                      "current one from the dashboard (SDK keys).")
+        refusal, detail = (
+            "invalid_publishable_key",
+            ("This publishable key is unknown or has been revoked: copy a current one from the dashboard (SDK keys)."),
+        )
     elif not allowed:
-        refusal, detail = "origin_not_allowed", (f"The origin {parent_origin} is not allowed for this publishable key: "
-                                                 "add it to the key's allowed origins in the dashboard (SDK keys).")
+        refusal, detail = (
+            "origin_not_allowed",
+            (
+                f"The origin {parent_origin} is not allowed for this publishable key: "
+                "add it to the key's allowed origins in the dashboard (SDK keys)."
+            ),
+        )
     else:
         refusal, detail = "", ""
-    response = flow_headers(render(request, "flow/embed.html", {
-        "parent_origin": parent_origin, "channel": channel, "publishable_key": key.key if key else "",
-        "locale": supported_language(request.GET.get("locale", "")) or "",
-        "is_sandbox": key is not None and key.mode == "test", "refusal": refusal, "refusal_detail": detail,
-    }))
+    response = flow_headers(
+        render(
+            request,
+            "flow/embed.html",
+            {
+                "parent_origin": parent_origin,
+                "channel": channel,
+                "publishable_key": key.key if key else "",
+                "locale": supported_language(request.GET.get("locale", "")) or "",
+                "is_sandbox": key is not None and key.mode == "test",
+                "refusal": refusal,
+                "refusal_detail": detail,
+            },
+        )
+    )
     # The popup is a top-level window: nothing may frame it, but it must keep its opener to answer it.
     ancestors = [] if channel == "popup" else (key.allowed_origins if allowed else [parent_origin])
     _embedded_headers(response, ancestors)
@@ -124,7 +142,9 @@ def _checked_request(request):
     if key is None:
         return _refusal("invalid_publishable_key", "This publishable key is unknown or revoked.", 401)
     if parent_origin not in key.allowed_origins or channel not in FRAME_CHANNELS:
-        return _refusal("origin_not_allowed", f"The origin {parent_origin} is not allowed for this publishable key.", 403)
+        return _refusal(
+            "origin_not_allowed", f"The origin {parent_origin} is not allowed for this publishable key.", 403
+        )
     return key, data, parent_origin, channel
 
 
@@ -142,8 +162,9 @@ def embed_begin(request):
         if isinstance(data.get("session"), dict):
             refused = client_session_creation_refused(request, key.pk)
             if refused is not None:
-                return _refusal("rate_limited", f"Too many sessions created from clients. Retry in "
-                                                f"{refused.retry_after} s.", 429)
+                return _refusal(
+                    "rate_limited", f"Too many sessions created from clients. Retry in {refused.retry_after} s.", 429
+                )
             created = client_session_create(key=key, subject=str(data["session"].get("subject", ""))[:255])
             session, created_secret = created.session, client_secret_for(created.session, created.token)
         else:
@@ -170,7 +191,8 @@ def embed_launch(request):
     key, data, _, _ = checked
     try:
         session = session_open_for_client(
-            session_for_client_secret(key=key, client_secret=str(data.get("clientSecret", ""))))
+            session_for_client_secret(key=key, client_secret=str(data.get("clientSecret", "")))
+        )
     except ClientAccessRefused as refusal:
         return _refusal(refusal.code, refusal.detail, refusal.status)
     return_url = str(data.get("returnUrl") or "")
@@ -195,8 +217,9 @@ def launch(request):
         try:
             session = session_open_for_client(code.session)
         except ClientAccessRefused:
-            response = error_page(request, "session_finished" if code.session.is_final else "link_expired",
-                                  session=code.session)
+            response = error_page(
+                request, "session_finished" if code.session.is_final else "link_expired", session=code.session
+            )
         else:
             response = flow_headers(SeeOther(reverse("flow:consent")))
             flow_cookie_set(response, session, channel="launch", target=code.return_url)

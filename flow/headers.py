@@ -1,14 +1,17 @@
 """Response headers every flow page carries: no caching, a strict content security policy, camera for us only."""
+
 from functools import wraps
 
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "img-src 'self' data: blob:",
-    "media-src 'self' blob: mediastream:",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "img-src 'self' data: blob:",
+        "media-src 'self' blob: mediastream:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 
 def flow_headers(response):

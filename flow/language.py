@@ -4,6 +4,7 @@ Order: the `av_lang` cookie (set by the start link's `locale` parameter or the p
 then the browser's Accept-Language, then English. Only pages under /flow/ are translated: the API,
 the dashboard and the admin stay in English whatever the browser asks for.
 """
+
 from django.conf import settings
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
@@ -26,9 +27,13 @@ def supported_language(code: str) -> str | None:
 
 def language_cookie_set(response, language: str) -> None:
     response.set_cookie(
-        settings.LANGUAGE_COOKIE_NAME, language, max_age=settings.LANGUAGE_COOKIE_AGE,
-        path=settings.LANGUAGE_COOKIE_PATH, secure=settings.LANGUAGE_COOKIE_SECURE,
-        httponly=settings.LANGUAGE_COOKIE_HTTPONLY, samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=settings.LANGUAGE_COOKIE_AGE,
+        path=settings.LANGUAGE_COOKIE_PATH,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
     )
 
 

@@ -1,4 +1,5 @@
 """Which page a session belongs on, and the decorator that sends every flow request there."""
+
 import logging
 from functools import wraps
 
@@ -30,7 +31,11 @@ def page_url_for(session) -> str:
     if status == Status.PROCESSING:
         return reverse("flow:progress")
     if session.mode == Mode.TEST:
-        return reverse("flow:sandbox") if status == Status.REQUIRES_DOC or session.selfie_attempts else reverse("flow:consent")
+        return (
+            reverse("flow:sandbox")
+            if status == Status.REQUIRES_DOC or session.selfie_attempts
+            else reverse("flow:consent")
+        )
     if status == Status.REQUIRES_DOC:
         return reverse("flow:document")
     # Sent back without an attempt counted (the analysis never came): the user has consented already,

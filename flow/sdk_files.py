@@ -4,10 +4,11 @@ One source (flow/sdk/core.js) becomes a classic ES2017 script (`/sdk/v1/ageverif
 `AgeVerify` on the global object) and an ES module (`/sdk/v1/ageverify.mjs`); the hand-written types
 are `/sdk/v1/ageverify.d.ts`. The service's own origin is written in, so the SDK needs no setting.
 """
+
 import base64
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from django.conf import settings
@@ -16,12 +17,15 @@ from django.views.decorators.http import require_GET
 
 SDK_VERSION = 1
 SOURCE = Path(__file__).resolve().parent / "sdk"
-CONTENT_TYPES = {"ageverify.js": "text/javascript", "ageverify.mjs": "text/javascript",
-                 "ageverify.d.ts": "application/typescript"}
+CONTENT_TYPES = {
+    "ageverify.js": "text/javascript",
+    "ageverify.mjs": "text/javascript",
+    "ageverify.d.ts": "application/typescript",
+}
 CACHE_SECONDS = 300
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(name: str) -> str:
     return (SOURCE / name).read_text()
 
@@ -31,10 +35,15 @@ def sdk_file(name: str, origin: str) -> bytes:
     core = _read("core.js")
     banner = f"/*! AgeVerify SDK v{SDK_VERSION}: {origin}/sdk/v{SDK_VERSION}/ */\n"
     if name == "ageverify.js":
-        text = (f'{banner}(function (global) {{\n  "use strict";\n  var SERVICE_ORIGIN = {json.dumps(origin)};\n'
-                f"{core}\n  global.AgeVerify = AgeVerify;\n}})(typeof globalThis !== \"undefined\" ? globalThis : this);\n")
+        text = (
+            f'{banner}(function (global) {{\n  "use strict";\n  var SERVICE_ORIGIN = {json.dumps(origin)};\n'
+            f'{core}\n  global.AgeVerify = AgeVerify;\n}})(typeof globalThis !== "undefined" ? globalThis : this);\n'
+        )
     elif name == "ageverify.mjs":
-        text = f"{banner}const SERVICE_ORIGIN = {json.dumps(origin)};\n{core}\nexport {{ AgeVerify }};\nexport default AgeVerify;\n"
+        text = (
+            f"{banner}const SERVICE_ORIGIN = {json.dumps(origin)};\n{core}\n"
+            "export { AgeVerify };\nexport default AgeVerify;\n"
+        )
     elif name == "ageverify.d.ts":
         text = _read("ageverify.d.ts")
     else:

@@ -3,6 +3,7 @@
 The pages' scripts take their words from `SCRIPT_TEXTS`, rendered into each page as JSON, so every
 sentence the user reads is in the catalog, in the page's language.
 """
+
 from django.utils.translation import gettext_lazy as _
 
 from sessions_api.choices import Reason, Status
@@ -25,10 +26,17 @@ DENIAL_MESSAGES = {
 }
 DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
 SANDBOX_OUTCOMES = {
-    Status.INITIATED: [("approved", _("Approve (age estimation)")), ("requires_doc", _("Ask for a document")),
-                       ("denied", _("Deny (liveness failed)")), ("processing", _("Stay in processing"))],
-    Status.REQUIRES_DOC: [("approved", _("Approve (document)")), ("denied", _("Deny (underage document)")),
-                          ("processing", _("Stay in processing"))],
+    Status.INITIATED: [
+        ("approved", _("Approve (age estimation)")),
+        ("requires_doc", _("Ask for a document")),
+        ("denied", _("Deny (liveness failed)")),
+        ("processing", _("Stay in processing")),
+    ],
+    Status.REQUIRES_DOC: [
+        ("approved", _("Approve (document)")),
+        ("denied", _("Deny (underage document)")),
+        ("processing", _("Stay in processing")),
+    ],
 }
 # No face can approve at an age limit where the face path is off: an approval there stands for a document read.
 SANDBOX_APPROVE_DOCUMENT = _("Approve (document)")

@@ -1,12 +1,14 @@
 """One view for every flow page that uploads pictures (selfie, document): the request's order written once.
 
 A POST is answered in this order: the per-session and per-address upload limits (429, body never
-read); the announced size is checked before the body is read (413, body never read); the memory-only upload handler is installed before anything parses the body; only
+read); the announced size is checked before the body is read (413, body never read); the memory-only upload
+handler is installed before anything parses the body; only
 then is CSRF checked, and the session's status; then the upload is submitted for analysis. Each
 step says what differs (its status, limits, page and how it reads its fields) in an `UploadStep`.
 Every upload refused for what it is (too large, not a picture, frames missing) is counted on the
 session (sessions_api.submission.upload_refused); past the budget the session ends.
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,8 +19,8 @@ from django.views.decorators.http import require_GET
 from sessions_api.selectors import session_get
 from sessions_api.submission import SubmissionRejected, upload_refused
 
-from .navigation import SeeOther, flow_page, page_url_for
 from .errors import error_page
+from .navigation import SeeOther, flow_page, page_url_for
 from .upload_rate import upload_wait
 from .uploads import MESSAGE_REQUEST_TOO_LARGE, request_too_large, upload_rejection, use_memory_uploads
 

@@ -1,4 +1,5 @@
 """Multipart uploads of the flow, kept in memory only (never a temporary file) and capped while they stream."""
+
 import io
 
 from django.core.files.uploadedfile import InMemoryUploadedFile
@@ -54,8 +55,12 @@ class MemoryOnlyUploadHandler(FileUploadHandler):
             return None
         self._buffer.seek(0)
         return InMemoryUploadedFile(
-            file=self._buffer, field_name=self.field_name, name=self.file_name or "upload",
-            content_type=self.content_type, size=file_size, charset=self.charset,
+            file=self._buffer,
+            field_name=self.field_name,
+            name=self.file_name or "upload",
+            content_type=self.content_type,
+            size=file_size,
+            charset=self.charset,
             content_type_extra=self.content_type_extra,
         )
 

@@ -1,4 +1,5 @@
 """Routes of the hosted verification flow under /flow/."""
+
 from django.urls import path, re_path
 
 from . import brand, digital_id, embedding, errors, language, views

@@ -16,6 +16,7 @@ Decisions worth knowing:
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
+
 from urllib.parse import urlencode
 
 from django.http import JsonResponse
@@ -47,7 +48,6 @@ from sessions_api.submission import (
     selfie_challenge_issue,
     selfie_submit,
 )
-
 from tenants.branding import tenant_branding
 
 from .cookie import flow_cookie_read, flow_cookie_set
@@ -82,9 +82,15 @@ def _reloaded(session):
 
 def _context(session, **extra):
     branding = tenant_branding(session.tenant)
-    return {"session": session, "branding": branding, "tenant_name": branding.name,
-            "is_sandbox": session.mode == Mode.TEST, "age_limit": session.age_limit, "script_texts": SCRIPT_TEXTS,
-            **extra}
+    return {
+        "session": session,
+        "branding": branding,
+        "tenant_name": branding.name,
+        "is_sandbox": session.mode == Mode.TEST,
+        "age_limit": session.age_limit,
+        "script_texts": SCRIPT_TEXTS,
+        **extra,
+    }
 
 
 def _with_digital_id(session) -> dict:
@@ -117,18 +123,27 @@ def consent(request, session):
         next_url = reverse("flow:sandbox")
     else:
         next_url = reverse("flow:selfie") if face_path_on else reverse("flow:document_instead")
-    return render(request, "flow/consent.html", _context(
-        session, next_url=next_url, age_limit=session.age_limit, face_path_on=face_path_on,
-        document_first=session.mode == Mode.LIVE and not face_path_on,
-        # A sandbox session tries its test wallet on the outcomes page.
-        digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
-    ))
+    return render(
+        request,
+        "flow/consent.html",
+        _context(
+            session,
+            next_url=next_url,
+            age_limit=session.age_limit,
+            face_path_on=face_path_on,
+            document_first=session.mode == Mode.LIVE and not face_path_on,
+            # A sandbox session tries its test wallet on the outcomes page.
+            digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
+        ),
+    )
 
 
 def _head_turns(session) -> dict:
     """The head-turn capture's template context (flow/_head_turns.html) for the session's challenge."""
-    steps = [{"index": index, "step": step, "instruction": INSTRUCTIONS.get(step, step),
-              "field": f"frame_{index}_{step}"} for index, step in enumerate(session.liveness_challenge)]
+    steps = [
+        {"index": index, "step": step, "instruction": INSTRUCTIONS.get(step, step), "field": f"frame_{index}_{step}"}
+        for index, step in enumerate(session.liveness_challenge)
+    ]
     return {"steps": steps, "challenge": ",".join(session.liveness_challenge)}
 
 
@@ -138,12 +153,20 @@ def _head_turn_frames(request) -> tuple[list[str], list[list[bytes]]]:
 
 
 def _selfie_page(request, session, *, error=None, status=200):
-    return render(request, "flow/selfie.html", _context(
-        session, **_head_turns(session), error=error,
-        retake=None if error else session_retake_message(session),
-        attempt=session.selfie_attempts + 1, max_attempts=MAX_ATTEMPTS,
-        presence=session_presence_required(session),
-    ), status=status)
+    return render(
+        request,
+        "flow/selfie.html",
+        _context(
+            session,
+            **_head_turns(session),
+            error=error,
+            retake=None if error else session_retake_message(session),
+            attempt=session.selfie_attempts + 1,
+            max_attempts=MAX_ATTEMPTS,
+            presence=session_presence_required(session),
+        ),
+        status=status,
+    )
 
 
 def _selfie_submit(request, session):
@@ -158,10 +181,16 @@ def _selfie_prepare(session):
     return None
 
 
-selfie = upload_step_view(UploadStep(
-    status=Status.INITIATED, max_files=SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES,
-    page=_selfie_page, submit=_selfie_submit, prepare=_selfie_prepare,
-))
+selfie = upload_step_view(
+    UploadStep(
+        status=Status.INITIATED,
+        max_files=SELFIE_MAX_FILES,
+        max_total_bytes=SELFIE_MAX_BYTES,
+        page=_selfie_page,
+        submit=_selfie_submit,
+        prepare=_selfie_prepare,
+    )
+)
 
 
 @require_POST
@@ -202,12 +231,22 @@ def status(request, session):
 
 def _document_page(request, session, *, error=None, status=200):
     presence = session_presence_required(session)
-    return render(request, "flow/document.html", _context(
-        session, error=error, retake=None if error else session_retake_message(session),
-        attempt=session.document_attempts + 1, max_attempts=MAX_ATTEMPTS,
-        after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0, **_with_digital_id(session),
-        presence=presence, **(_head_turns(session) if presence else {}),
-    ), status=status)
+    return render(
+        request,
+        "flow/document.html",
+        _context(
+            session,
+            error=error,
+            retake=None if error else session_retake_message(session),
+            attempt=session.document_attempts + 1,
+            max_attempts=MAX_ATTEMPTS,
+            after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
+            **_with_digital_id(session),
+            presence=presence,
+            **(_head_turns(session) if presence else {}),
+        ),
+        status=status,
+    )
 
 
 def _document_submit(request, session):
@@ -216,8 +255,13 @@ def _document_submit(request, session):
         raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
     back = read_files(request, "document_back")
     challenge, frames_by_step = _head_turn_frames(request)
-    document_submit(session=session, image=images[0], back=back[0] if back else None,
-                    challenge=challenge, frames_by_step=frames_by_step)
+    document_submit(
+        session=session,
+        image=images[0],
+        back=back[0] if back else None,
+        challenge=challenge,
+        frames_by_step=frames_by_step,
+    )
 
 
 def _document_prepare(session):
@@ -227,10 +271,16 @@ def _document_prepare(session):
 
 
 # The document's two sides and, under the presence policy, the head turns: as many pictures as a selfie.
-document = upload_step_view(UploadStep(
-    status=Status.REQUIRES_DOC, max_files=2 + SELFIE_MAX_FILES, max_total_bytes=SELFIE_MAX_BYTES,
-    page=_document_page, submit=_document_submit, prepare=_document_prepare,
-))
+document = upload_step_view(
+    UploadStep(
+        status=Status.REQUIRES_DOC,
+        max_files=2 + SELFIE_MAX_FILES,
+        max_total_bytes=SELFIE_MAX_BYTES,
+        page=_document_page,
+        submit=_document_submit,
+        prepare=_document_prepare,
+    )
+)
 
 
 @csrf_protect
@@ -245,9 +295,12 @@ def sandbox(request, session):
     if request.method == "POST":
         chosen = request.POST.get("outcome", "")
         if chosen not in dict(outcomes):
-            return render(request, "flow/sandbox.html", _context(
-                session, outcomes=outcomes, error=MESSAGE_CHOOSE_AN_OUTCOME, **_with_digital_id(session)),
-                status=400)
+            return render(
+                request,
+                "flow/sandbox.html",
+                _context(session, outcomes=outcomes, error=MESSAGE_CHOOSE_AN_OUTCOME, **_with_digital_id(session)),
+                status=400,
+            )
         try:
             session = sandbox_advance(session_id=session.id, to=chosen, cause="sandbox: outcome chosen in the web flow")
         except TransitionNotAllowed:
@@ -270,10 +323,16 @@ def _return_address(request, session) -> str:
 @require_GET
 @flow_page(Status.APPROVED, Status.DENIED)
 def result(request, session):
-    return render(request, "flow/result.html", _context(
-        session, approved=session.status == Status.APPROVED, return_address=_return_address(request, session),
-        denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
-    ))
+    return render(
+        request,
+        "flow/result.html",
+        _context(
+            session,
+            approved=session.status == Status.APPROVED,
+            return_address=_return_address(request, session),
+            denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
+        ),
+    )
 
 
 @require_POST

@@ -1,4 +1,5 @@
 """Pipeline health for operators: worker heartbeats per queue and the backlog of deliveries and analyses."""
+
 from django.apps import AppConfig
 
 

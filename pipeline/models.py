@@ -1,4 +1,5 @@
 """The last heartbeat each Celery queue's workers answered (written by a task that beat sends to that queue)."""
+
 from django.db import models
 
 

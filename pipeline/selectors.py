@@ -1,4 +1,5 @@
 """Reads on pipeline health: heartbeat ages per queue, the oldest due delivery and the oldest waiting analysis."""
+
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -19,8 +20,11 @@ class Check:
     failing: bool
 
     def as_dict(self) -> dict:
-        return {"seconds": None if self.seconds is None else round(self.seconds, 1), "limit": self.limit,
-                "status": "failing" if self.failing else "ok"}
+        return {
+            "seconds": None if self.seconds is None else round(self.seconds, 1),
+            "limit": self.limit,
+            "status": "failing" if self.failing else "ok",
+        }
 
 
 def _age(moment, now) -> float | None:
@@ -37,17 +41,31 @@ def pipeline_checks() -> list[Check]:
         limit = settings.PIPELINE_HEARTBEAT_MAX_AGE
         checks.append(Check(f"heartbeat:{queue}", age, limit, age is None or age > limit))
     oldest_due = WebhookDelivery.objects.filter(
-        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now,
+        status=WebhookDelivery.Status.PENDING,
+        next_attempt_at__lte=now,
     ).aggregate(oldest=Min("next_attempt_at"))["oldest"]
     age = _age(oldest_due, now)
-    checks.append(Check("oldest_due_delivery", age, settings.PIPELINE_DELIVERY_MAX_LAG,
-                        age is not None and age > settings.PIPELINE_DELIVERY_MAX_LAG))
+    checks.append(
+        Check(
+            "oldest_due_delivery",
+            age,
+            settings.PIPELINE_DELIVERY_MAX_LAG,
+            age is not None and age > settings.PIPELINE_DELIVERY_MAX_LAG,
+        )
+    )
     oldest_analysis = VerificationSession.objects.filter(
-        status=Status.PROCESSING, mode=Mode.LIVE,
+        status=Status.PROCESSING,
+        mode=Mode.LIVE,
     ).aggregate(oldest=Min("updated_at"))["oldest"]
     age = _age(oldest_analysis, now)
-    checks.append(Check("oldest_waiting_analysis", age, settings.PIPELINE_ANALYSIS_MAX_WAIT,
-                        age is not None and age > settings.PIPELINE_ANALYSIS_MAX_WAIT))
+    checks.append(
+        Check(
+            "oldest_waiting_analysis",
+            age,
+            settings.PIPELINE_ANALYSIS_MAX_WAIT,
+            age is not None and age > settings.PIPELINE_ANALYSIS_MAX_WAIT,
+        )
+    )
     return checks
 
 

@@ -1,4 +1,5 @@
 """Writes on pipeline health: record that a queue's worker is alive."""
+
 from django.utils import timezone
 
 from .models import WorkerHeartbeat

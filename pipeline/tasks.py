@@ -1,4 +1,5 @@
 """Celery shell around the heartbeat: beat sends one to each queue, so its age shows whether that queue is served."""
+
 from celery import shared_task
 
 from .services import worker_heartbeat_record

@@ -4,6 +4,7 @@ Readable by a signed-in operator (staff) or with `Authorization: Bearer <PIPELIN
 anyone else gets a 404, as if it did not exist. Load balancers keep using /readyz, which stays
 about the web process itself: a web server must not leave the pool because a worker died.
 """
+
 import hmac
 
 from django.conf import settings

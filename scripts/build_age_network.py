@@ -35,12 +35,12 @@ MODEL_PATH = NETWORK_DIR / "age_gender_net.onnx"
 PACKAGE = "@vladmandic/face-api"
 VERSION = "1.7.15"
 # From the registry (`npm view @vladmandic/face-api@1.7.15 dist.integrity`).
-TARBALL_INTEGRITY = (
-    "sha512-WDMmK3CfNLo8jylWqMoQgf4nIst3M0fzx1dnac96wv/dvMTN4DxC/Pq1DGtduDk1lktCamQ3MIDXFnvrdHTXDw=="
-)
+TARBALL_INTEGRITY = "sha512-WDMmK3CfNLo8jylWqMoQgf4nIst3M0fzx1dnac96wv/dvMTN4DxC/Pq1DGtduDk1lktCamQ3MIDXFnvrdHTXDw=="
 # sha256 of the files read from the tarball, and of the model this script writes from them.
 INPUT_SHA256 = {
-    "package/model/age_gender_model-weights_manifest.json": "74b60bf3ebf981bf4e661e9cca3a185614e10b25d797118b62e2a68d3ff2569f",
+    "package/model/age_gender_model-weights_manifest.json": (
+        "74b60bf3ebf981bf4e661e9cca3a185614e10b25d797118b62e2a68d3ff2569f"
+    ),
     "package/model/age_gender_model.bin": "49f92bbc0afef2342c4385e4a2b0acb6d7a727c6f0aa539499719a81acf9abaa",
 }
 MODEL_SHA256 = "d90f5f6b24b0a227e84b0fc5e1caa2dd5d38e1eb3d488d1b5146e57ae2f54941"
@@ -69,8 +69,7 @@ def main() -> int:
     produced = sha256(model_bytes)
     if produced != MODEL_SHA256:
         print(
-            f"build_age_network: FAILED: the converted model's sha256 is {produced}, "
-            f"expected {MODEL_SHA256}",
+            f"build_age_network: FAILED: the converted model's sha256 is {produced}, expected {MODEL_SHA256}",
             file=sys.stderr,
         )
         return 1

@@ -1,9 +1,10 @@
-"""Compiles the hosted flow's translation catalogs (flow/locale/*/LC_MESSAGES/django.po) into the .mo files Django reads.
+"""Compiles the hosted flow's catalogs (flow/locale/*/LC_MESSAGES/django.po) into the .mo files Django reads.
 
 Run by scripts/setup-env.sh (so by scripts/demo and scripts/test) and before the tests; only a catalog
 newer than its .mo is compiled. `msgfmt --check` (GNU gettext, a Debian package) refuses a catalog
 whose placeholders or plural forms are wrong. The .mo files are build output, never committed.
 """
+
 import subprocess
 import sys
 from pathlib import Path

@@ -4,6 +4,7 @@ The pinned version's tarball is fetched with `npm pack` and checked against the 
 (`npm view axe-core@4.14.1 dist.integrity`) before `axe.min.js` is taken from it: a different tarball
 stops the install. Run by scripts/test (setup-env.sh `ensure_axe_core`); a second run does nothing.
 """
+
 import base64
 import hashlib
 import io
@@ -30,8 +31,19 @@ def install() -> Path:
         sys.exit("install_axe_core: npm is not installed")
     with tempfile.TemporaryDirectory() as work:
         completed = subprocess.run(
-            [npm, "pack", f"{PACKAGE}@{VERSION}", "--silent", "--cache", str(AXE_DIR / "npm-cache"),
-             "--pack-destination", work], capture_output=True, text=True)
+            [
+                npm,
+                "pack",
+                f"{PACKAGE}@{VERSION}",
+                "--silent",
+                "--cache",
+                str(AXE_DIR / "npm-cache"),
+                "--pack-destination",
+                work,
+            ],
+            capture_output=True,
+            text=True,
+        )
         tarballs = list(Path(work).glob("*.tgz"))
         if completed.returncode != 0 or len(tarballs) != 1:
             sys.exit(f"install_axe_core: npm pack {PACKAGE}@{VERSION} failed: {completed.stderr.strip()}")

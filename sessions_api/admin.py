@@ -1,4 +1,5 @@
 """Operators' admin for sessions: read-only, with results and history; status changes go through services."""
+
 from django.contrib import admin
 
 from tenants.admin_lookups import SecretColumnsNotFilterable
@@ -92,12 +93,19 @@ class TrustAnchorAdmin(admin.ModelAdmin):
 
     list_display = ("subject", "source", "sandbox", "doc_types", "not_after", "loaded_at")
     list_filter = ("source", "sandbox")
-    readonly_fields = ("subject", "source", "sandbox", "doc_types", "fingerprint", "not_after", "loaded_at",
-                       "certificate_pem")
+    readonly_fields = (
+        "subject",
+        "source",
+        "sandbox",
+        "doc_types",
+        "fingerprint",
+        "not_after",
+        "loaded_at",
+        "certificate_pem",
+    )
 
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
-

@@ -7,6 +7,7 @@ bytes go when the task ends. A retake sends the session back (processing -> init
 -> requires_doc for a document) with the message to show, which is kept in the transition's event
 `message`. The web side is sessions_api.submission, the watchdog of lost analyses sessions_api.watchdog.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,8 +55,13 @@ def _apply(session: VerificationSession, decision: Decision) -> None:
                 logger.info("decision on %s dropped: the session expired during its analysis", session.id)
                 return
             session_transition(
-                session_id=session.id, to=decision.to_status, reason=decision.reason, cause=cause,
-                expected_from=(Status.PROCESSING,), results=decision.results, count_attempt=True,
+                session_id=session.id,
+                to=decision.to_status,
+                reason=decision.reason,
+                cause=cause,
+                expected_from=(Status.PROCESSING,),
+                results=decision.results,
+                count_attempt=True,
                 message=decision.retake_message or "",
             )
     except TransitionNotAllowed:
@@ -80,14 +86,17 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     decision = decide_selfie(
-        liveness, age, rule=tenant_face_rule(session.tenant, session.age_limit),
+        liveness,
+        age,
+        rule=tenant_face_rule(session.tenant, session.age_limit),
         attempts_so_far=session.selfie_attempts,
     )
     _apply(session, decision)
 
 
-def document_analyse(*, session_id: str, image: bytes, back: bytes | None = None,
-                     frames: list[tuple[str, bytes]] | None = None) -> None:
+def document_analyse(
+    *, session_id: str, image: bytes, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+) -> None:
     """Read the document's machine-readable data (the back first when given); under the presence policy,
     check the head-turn capture that came with it and match its face with the document's portrait; decide."""
     from checks.document import read_document_sides
@@ -102,16 +111,21 @@ def document_analyse(*, session_id: str, image: bytes, back: bytes | None = None
     try:
         document = read_document_sides(images)
         if isinstance(document, DocumentData) and document.checks_valid:
-            document = dataclasses.replace(document, zones_agree=zones_agree(
-                images[:1], birthdate=document.birthdate, expiry_date=document.expiry_date))
+            document = dataclasses.replace(
+                document,
+                zones_agree=zones_agree(images[:1], birthdate=document.birthdate, expiry_date=document.expiry_date),
+            )
         if session_presence_required(session) and isinstance(document, DocumentData) and document.checks_valid:
             presence = _presence_check(images, frames or [], list(session.liveness_challenge))
     except Exception:
         logger.exception("document check failed on %s", session_id)
         document = Retake(MESSAGE_CHECK_FAILED)
     decision = decide_document(
-        document, age_limit=session.age_limit, today=timezone.now().date(),
-        attempts_so_far=session.document_attempts, presence=presence,
+        document,
+        age_limit=session.age_limit,
+        today=timezone.now().date(),
+        attempts_so_far=session.document_attempts,
+        presence=presence,
     )
     _apply(session, decision)
 

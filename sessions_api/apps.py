@@ -1,4 +1,5 @@
 """Sessions: the partner API, the session state machine and the stored check results."""
+
 from django.apps import AppConfig
 from django.core import checks as system_checks
 
@@ -24,9 +25,12 @@ def age_policy_matches_network(app_configs=None, **kwargs):
 
     policy = age_policy()
     if policy.network != age_network():
-        return [system_checks.Warning(
-            f"the age policy {policy.version} was calibrated for {policy.network!r}, the service runs {age_network()!r}",
-            hint="run `manage.py calibrate_age_policy` on the calibration data and commit the new policy file",
-            id="sessions_api.W001",
-        )]
+        return [
+            system_checks.Warning(
+                f"the age policy {policy.version} was calibrated for {policy.network!r}, "
+                f"the service runs {age_network()!r}",
+                hint="run `manage.py calibrate_age_policy` on the calibration data and commit the new policy file",
+                id="sessions_api.W001",
+            )
+        ]
     return []

@@ -2,6 +2,7 @@
 
 Apart from the models so that the web pages can speak of a session without importing a model.
 """
+
 from django.db import models
 
 

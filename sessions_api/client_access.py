@@ -5,6 +5,7 @@ once at creation beside `sessionToken`; no new secret is stored (only the token'
 A launch code is a one-time, 60-second code that opens the flow in a top-level browser or an in-app
 browser tab, so that no long-lived secret ever appears in an address.
 """
+
 import hmac
 import secrets
 from dataclasses import dataclass
@@ -47,7 +48,8 @@ def session_for_client_secret(*, key: PublishableKey, client_secret: str) -> Ver
     """
     invalid = ClientAccessRefused(
         "invalid_client_secret",
-        "The client secret is not valid: pass session.clientSecret exactly as POST /v1/sessions returned it.", 401,
+        "The client secret is not valid: pass session.clientSecret exactly as POST /v1/sessions returned it.",
+        401,
     )
     session_id, _, token = (client_secret or "").partition(CLIENT_SECRET_SEPARATOR)
     if not token or len(client_secret) > _MAX_SECRET_LENGTH:
@@ -62,7 +64,8 @@ def session_for_client_secret(*, key: PublishableKey, client_secret: str) -> Ver
         raise ClientAccessRefused(
             "mode_mismatch",
             f"This session was created with a {session.mode} secret key but the publishable key is a {key.mode} "
-            f"key: use av_pk_{session.mode}_... with {session.mode} sessions.", 400,
+            f"key: use av_pk_{session.mode}_... with {session.mode} sessions.",
+            400,
         )
     return session
 
@@ -72,8 +75,11 @@ def session_open_for_client(session: VerificationSession) -> VerificationSession
     if session.reason == Reason.EXPIRED or session.expires_at <= timezone.now():
         raise ClientAccessRefused("session_expired", "This session has expired: create a new one on your backend.", 410)
     if session.is_final:
-        raise ClientAccessRefused("session_finished", f"This session is already {session.status}: read its result "
-                                                      "on your backend with GET /v1/sessions/{id}.", 409)
+        raise ClientAccessRefused(
+            "session_finished",
+            f"This session is already {session.status}: read its result on your backend with GET /v1/sessions/{{id}}.",
+            409,
+        )
     return session
 
 
@@ -83,11 +89,15 @@ def client_session_create(*, key: PublishableKey, subject: str) -> CreatedSessio
         raise ClientAccessRefused(
             "client_sessions_disabled",
             "Creating sessions from a browser or app is off for this publishable key. Create the session on your "
-            "backend and pass its clientSecret, or turn client sessions on (with an age limit) in the dashboard.", 403,
+            "backend and pass its clientSecret, or turn client sessions on (with an age limit) in the dashboard.",
+            403,
         )
     # session_create reads only the key's mode, which a publishable key has as a secret key does.
     return session_create(
-        tenant=key.tenant, api_key=key, subject=subject, age_limit=key.client_age_limit,
+        tenant=key.tenant,
+        api_key=key,
+        subject=subject,
+        age_limit=key.client_age_limit,
         notification_url=key.client_notification_url,
     )
 
@@ -101,8 +111,9 @@ class IssuedLaunchCode:
 def launch_code_issue(*, session: VerificationSession, return_url: str = "") -> IssuedLaunchCode:
     code = secrets.token_urlsafe(32)
     expires_at = timezone.now() + LAUNCH_CODE_TTL
-    LaunchCode.objects.create(code_hash=session_token_hash(code), session=session, return_url=return_url,
-                              expires_at=expires_at)
+    LaunchCode.objects.create(
+        code_hash=session_token_hash(code), session=session, return_url=return_url, expires_at=expires_at
+    )
     return IssuedLaunchCode(code=code, expires_at=expires_at)
 
 
@@ -112,7 +123,9 @@ def launch_code_redeem(code: str) -> LaunchCode | None:
         return None
     now = timezone.now()
     code_hash = session_token_hash(code)
-    claimed = LaunchCode.objects.filter(code_hash=code_hash, used_at__isnull=True, expires_at__gt=now).update(used_at=now)
+    claimed = LaunchCode.objects.filter(code_hash=code_hash, used_at__isnull=True, expires_at__gt=now).update(
+        used_at=now
+    )
     if not claimed:
         return None
     return LaunchCode.objects.select_related("session").get(code_hash=code_hash)

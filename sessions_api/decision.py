@@ -6,6 +6,7 @@ sessions_api.age_assurance.policy), and return a `Decision`: the status to move 
 on a retake, and the numbers to store. Every failed or unusable attempt counts; the attempt that
 reaches `max_attempts` ends the session instead of asking again.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -67,9 +68,7 @@ def decide_selfie(
         return _selfie_retake(liveness.message, last_attempt)
     if not liveness.is_live:
         if last_attempt:
-            return Decision(
-                Status.DENIED, Reason.LIVENESS_FAILED, results=Results(liveness=_liveness_result(liveness))
-            )
+            return Decision(Status.DENIED, Reason.LIVENESS_FAILED, results=Results(liveness=_liveness_result(liveness)))
         return Decision(Status.INITIATED, retake_message=MESSAGE_NOT_LIVE)
     if age is None or isinstance(age, Retake):
         message = age.message if isinstance(age, Retake) else "We could not analyse the picture. Try again."
@@ -87,8 +86,7 @@ def _selfie_retake(message: str, last_attempt: bool) -> Decision:
 
 
 MESSAGE_DOCUMENT_EXPIRED = gettext_noop(
-    "This document has expired. Take a picture of another document that is still valid, for example your "
-    "passport."
+    "This document has expired. Take a picture of another document that is still valid, for example your passport."
 )
 MESSAGE_DOCUMENT_UNREADABLE = gettext_noop(
     "We could not read the machine-readable lines of your document correctly. Take a sharper picture, flat "
@@ -171,11 +169,13 @@ def decide_document(
         if presence.holder is None or isinstance(presence.holder, Retake):
             message = presence.holder.message if presence.holder else MESSAGE_HOLDER_MISMATCH
             return again(message, Reason.ATTEMPTS_EXCEEDED, Results(liveness=liveness))
-        read.update(liveness_checked=True, holder_match_score=float(presence.holder.score),
-                    holder_match_passed=bool(presence.holder.matched))
+        read.update(
+            liveness_checked=True,
+            holder_match_score=float(presence.holder.score),
+            holder_match_passed=bool(presence.holder.matched),
+        )
         if not presence.holder.matched:
-            return again(MESSAGE_HOLDER_MISMATCH, Reason.DOCUMENT_MISMATCH,
-                         Results(liveness=liveness, document=read))
+            return again(MESSAGE_HOLDER_MISMATCH, Reason.DOCUMENT_MISMATCH, Results(liveness=liveness, document=read))
     results = Results(liveness=liveness, document=read)
     if true_age >= age_limit:
         return Decision(Status.APPROVED, Reason.DOCUMENT, results=results)

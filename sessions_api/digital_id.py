@@ -8,6 +8,7 @@ names it; its key material is wiped at that moment. The answer is verified offli
 proves nothing counts one of MAX_DIGITAL_ID_ATTEMPTS, after which the step is no longer offered
 (the selfie and document paths stay open).
 """
+
 from __future__ import annotations
 
 import logging
@@ -48,7 +49,8 @@ KIND_MDOC = "mdoc"
 # In English here, translated where shown (flow/digital_id.py); %(age_limit)s is filled in after translation.
 MESSAGE_NOT_VERIFIED = gettext_noop("We could not verify this digital ID. You can try again or use another way below.")
 MESSAGE_INCONCLUSIVE = gettext_noop(
-    "Your digital ID does not show that you are at least %(age_limit)s. Please use another way below.")
+    "Your digital ID does not show that you are at least %(age_limit)s. Please use another way below."
+)
 MESSAGE_REQUEST_GONE = gettext_noop("This request has expired. Please try again.")
 
 
@@ -69,23 +71,31 @@ def service_origin() -> str:
 
 
 def digital_id_offered(session: VerificationSession) -> bool:
-    return (session.tenant.digital_id_enabled and session.status in OFFERED_IN
-            and session.digital_id_attempts < MAX_DIGITAL_ID_ATTEMPTS
-            and bool(trusted_doc_types(live=session.mode == Mode.LIVE)))
+    return (
+        session.tenant.digital_id_enabled
+        and session.status in OFFERED_IN
+        and session.digital_id_attempts < MAX_DIGITAL_ID_ATTEMPTS
+        and bool(trusted_doc_types(live=session.mode == Mode.LIVE))
+    )
 
 
 def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dict]:
     """A new single-use request for this session (any earlier one is dropped): its id and the browser's argument."""
     if not digital_id_offered(session):
         raise DigitalIdUnavailable(session.id)
-    request = wallet_request_new(origin=service_origin(), doc_types=trusted_doc_types(live=session.mode == Mode.LIVE),
-                                 age_limit=session.age_limit)
+    request = wallet_request_new(
+        origin=service_origin(),
+        doc_types=trusted_doc_types(live=session.mode == Mode.LIVE),
+        age_limit=session.age_limit,
+    )
     request_id = "dcr_" + secrets.token_urlsafe(24)
     with transaction.atomic():
         # The session's earlier request goes, and so does every request past its time, key and all.
         DigitalIdRequest.objects.filter(Q(session=session) | Q(expires_at__lt=timezone.now())).delete()
         DigitalIdRequest.objects.create(
-            id=request_id, session=session, state=wallet_request_dump(request),
+            id=request_id,
+            session=session,
+            state=wallet_request_dump(request),
             expires_at=timezone.now() + timedelta(seconds=REQUEST_LIFETIME_SECONDS),
         )
     return request_id, browser_request(request)
@@ -94,9 +104,11 @@ def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dic
 def _request_consume(session: VerificationSession, request_id: str):
     """The request's state, once: the row is claimed and its key wiped in one conditional UPDATE."""
     with transaction.atomic():
-        row = (DigitalIdRequest.objects.select_for_update()
-               .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
-               .first())
+        row = (
+            DigitalIdRequest.objects.select_for_update()
+            .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
+            .first()
+        )
         if row is None:
             return None
         DigitalIdRequest.objects.filter(pk=row.pk).update(consumed_at=timezone.now(), state={})
@@ -109,25 +121,41 @@ def _count_failure(session: VerificationSession, cause: str) -> None:
 
 
 def _result(credential: AgeCredential) -> Results:
-    return Results(age_credential={
-        "kind": KIND_MDOC, "doc_type": credential.doc_type, "claim": credential.claim or "",
-        "value": credential.value, "issuer_country": credential.issuer_country or "",
-        "trust_source": credential.trust_source,
-    })
+    return Results(
+        age_credential={
+            "kind": KIND_MDOC,
+            "doc_type": credential.doc_type,
+            "claim": credential.claim or "",
+            "value": credential.value,
+            "issuer_country": credential.issuer_country or "",
+            "trust_source": credential.trust_source,
+        }
+    )
 
 
 def _decide(session: VerificationSession, credential: AgeCredential) -> DigitalIdOutcome:
-    to, reason = ((Status.APPROVED, Reason.DIGITAL_ID) if credential.outcome == "over"
-                  else (Status.DENIED, Reason.UNDERAGE_DIGITAL_ID))
+    to, reason = (
+        (Status.APPROVED, Reason.DIGITAL_ID)
+        if credential.outcome == "over"
+        else (Status.DENIED, Reason.UNDERAGE_DIGITAL_ID)
+    )
     cause = f"digital ID: {credential.doc_type} {credential.claim}={credential.value} ({credential.trust_source})"
     with transaction.atomic():
         session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=OFFERED_IN, cause=cause)
-        decided = session_transition(session_id=session.id, to=to, reason=reason, cause=cause,
-                                     expected_from=(Status.PROCESSING,), results=_result(credential))
+        decided = session_transition(
+            session_id=session.id,
+            to=to,
+            reason=reason,
+            cause=cause,
+            expected_from=(Status.PROCESSING,),
+            results=_result(credential),
+        )
     return DigitalIdOutcome(decided.status)
 
 
-def digital_id_submit(*, session: VerificationSession, request_id: str, protocol: str, data: object) -> DigitalIdOutcome:
+def digital_id_submit(
+    *, session: VerificationSession, request_id: str, protocol: str, data: object
+) -> DigitalIdOutcome:
     """Verify a wallet's answer to the session's request and decide, or say why not."""
     if not digital_id_offered(session):
         raise DigitalIdUnavailable(session.id)
@@ -136,8 +164,14 @@ def digital_id_submit(*, session: VerificationSession, request_id: str, protocol
         return DigitalIdOutcome(session.status, MESSAGE_REQUEST_GONE)
     live = session.mode == Mode.LIVE
     try:
-        credential = presentation_verify(request=request, protocol=protocol, data=data,
-                                         anchors=trust_anchors_for(live=live), live=live, now=timezone.now())
+        credential = presentation_verify(
+            request=request,
+            protocol=protocol,
+            data=data,
+            anchors=trust_anchors_for(live=live),
+            live=live,
+            now=timezone.now(),
+        )
     except PresentationRefused as refused:
         _count_failure(session, refused.code)
         return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED)
@@ -160,8 +194,12 @@ def sandbox_wallet_answer(*, session: VerificationSession, request_id: str, over
     request = wallet_request_load(row.state)
     doc_type = request.doc_types[0]
     data = wallet_present(
-        browser_request(request), issuer=sandbox_issuer(settings.SECRET_KEY.encode()), protocol=PROTOCOL_ANNEX_C,
-        origin=request.origin, doc_type=doc_type, elements={f"age_over_{session.age_limit:02d}": over},
+        browser_request(request),
+        issuer=sandbox_issuer(settings.SECRET_KEY.encode()),
+        protocol=PROTOCOL_ANNEX_C,
+        origin=request.origin,
+        doc_type=doc_type,
+        elements={f"age_over_{session.age_limit:02d}": over},
         now=timezone.now(),
     )
     return {"protocol": PROTOCOL_ANNEX_C, "data": data}

@@ -3,6 +3,7 @@
 A partner's user opens GET /flow/start?tenant_id=&session_id=&token=&signature=; `flow_link_verify`
 turns that query into the session it opens, or a `FlowLinkRejected` naming the page to show.
 """
+
 import base64
 import hashlib
 import hmac
@@ -47,7 +48,9 @@ def flow_signature(*, session_id: str, token: str, expires_at: str, tenant_id: s
 def flow_signature_for(session: VerificationSession, token: str, expires_at: str | None = None) -> str:
     """The link's signature; `expires_at` is iso_ms(session.expires_at) when the caller has it already."""
     return flow_signature(
-        session_id=session.id, token=token, expires_at=expires_at or iso_ms(session.expires_at),
+        session_id=session.id,
+        token=token,
+        expires_at=expires_at or iso_ms(session.expires_at),
         tenant_id=session.tenant_id,
     )
 
@@ -76,7 +79,9 @@ def flow_link_verify(query) -> VerificationSession:
     except SessionNotFound:
         raise FlowLinkRejected("link_invalid") from None
     expected = flow_signature(
-        session_id=session.id, token=values["token"], expires_at=iso_ms(session.expires_at),
+        session_id=session.id,
+        token=values["token"],
+        expires_at=iso_ms(session.expires_at),
         tenant_id=values["tenant_id"],
     )
     if not hmac.compare_digest(expected.encode(), values["signature"].encode("utf-8", "replace")):

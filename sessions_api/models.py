@@ -1,4 +1,8 @@
-"""VerificationSession, its check results (numbers only, never images), its history, idempotency records, and the daily counts kept after the retention purge."""
+"""VerificationSession, its check results (numbers only, never images), its history, idempotency records.
+
+Also the daily counts kept after the retention purge.
+"""
+
 from django.db import models
 
 from tenants.identifiers import prefixed_ulid
@@ -96,7 +100,10 @@ class DocumentResult(models.Model):
 
 
 class AgeCredentialResult(models.Model):
-    """What a verified wallet credential proved (`ageCredential`): one boolean and where it came from, never the presentation."""
+    """What a verified wallet credential proved (`ageCredential`): one boolean and where it came from.
+
+    Never the presentation.
+    """
 
     session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="age_credential")
     kind = models.CharField(max_length=10)  # "mdoc"

@@ -3,6 +3,7 @@
 One text per reason, shown in the OpenAPI schema (the `reason` field) and printed in the README's reason
 table; tests/docs/test_reasons.py holds the README to these texts and to every reason the code knows.
 """
+
 from .choices import Reason, Status
 
 
@@ -13,46 +14,69 @@ class ReasonGuide:
 
 GUIDE: dict[str, ReasonGuide] = {
     Reason.AGE_ESTIMATION: ReasonGuide(
-        Status.APPROVED, "A live selfie's estimated age cleared the calibrated policy for the age limit.",
-        "Grant access; `ageEstimation` and `liveness` hold the numbers."),
+        Status.APPROVED,
+        "A live selfie's estimated age cleared the calibrated policy for the age limit.",
+        "Grant access; `ageEstimation` and `liveness` hold the numbers.",
+    ),
     Reason.DOCUMENT: ReasonGuide(
-        Status.APPROVED, "A valid, unexpired identity document shows the user is at least the age limit.",
-        "Grant access; `validateDoc` holds the age read from the document."),
+        Status.APPROVED,
+        "A valid, unexpired identity document shows the user is at least the age limit.",
+        "Grant access; `validateDoc` holds the age read from the document.",
+    ),
     Reason.LIVENESS_FAILED: ReasonGuide(
-        Status.DENIED, "The selfie did not show a live person following the head-turn challenge.",
-        "Do not grant access; the user may start a new session (a new attempt is a new session)."),
+        Status.DENIED,
+        "The selfie did not show a live person following the head-turn challenge.",
+        "Do not grant access; the user may start a new session (a new attempt is a new session).",
+    ),
     Reason.DOCUMENT_INVALID: ReasonGuide(
-        Status.DENIED, "The document's machine-readable data did not validate (check digits, fields).",
-        "Do not grant access; offer a new session with another document."),
+        Status.DENIED,
+        "The document's machine-readable data did not validate (check digits, fields).",
+        "Do not grant access; offer a new session with another document.",
+    ),
     Reason.DOCUMENT_EXPIRED: ReasonGuide(
-        Status.DENIED, "The document was readable but past its expiry date.",
-        "Do not grant access; ask the user to use a valid document in a new session."),
+        Status.DENIED,
+        "The document was readable but past its expiry date.",
+        "Do not grant access; ask the user to use a valid document in a new session.",
+    ),
     Reason.UNDERAGE_DOCUMENT: ReasonGuide(
-        Status.DENIED, "The document shows the user is younger than the age limit.",
-        "Do not grant access; do not offer an immediate retry."),
+        Status.DENIED,
+        "The document shows the user is younger than the age limit.",
+        "Do not grant access; do not offer an immediate retry.",
+    ),
     Reason.DOCUMENT_MISMATCH: ReasonGuide(
-        Status.DENIED, "The live face did not match the portrait on the document (holder match), on the last "
-        "attempt.",
+        Status.DENIED,
+        "The live face did not match the portrait on the document (holder match), on the last attempt.",
         "Do not grant access; `validateDoc.holderMatch.score` shows how far off it was. Offer a new session "
-        "with the user's own document."),
+        "with the user's own document.",
+    ),
     Reason.DIGITAL_ID: ReasonGuide(
-        Status.APPROVED, "A wallet credential (EU age attestation or mobile driving licence) proved `age_over_NN` "
+        Status.APPROVED,
+        "A wallet credential (EU age attestation or mobile driving licence) proved `age_over_NN` "
         "for the limit, verified offline against a trusted issuer.",
-        "Grant access; `ageCredential` holds what was proved (`validateDoc` stays `null`: no birth date is read)."),
+        "Grant access; `ageCredential` holds what was proved (`validateDoc` stays `null`: no birth date is read).",
+    ),
     Reason.UNDERAGE_DIGITAL_ID: ReasonGuide(
-        Status.DENIED, "A wallet credential proved the user is under the age limit (`age_over_NN` false with NN "
+        Status.DENIED,
+        "A wallet credential proved the user is under the age limit (`age_over_NN` false with NN "
         "at or below the limit).",
-        "Do not grant access; do not offer an immediate retry."),
+        "Do not grant access; do not offer an immediate retry.",
+    ),
     Reason.ATTEMPTS_EXCEEDED: ReasonGuide(
-        Status.DENIED, "Three attempts at one step gave nothing usable (no face, unreadable document), "
+        Status.DENIED,
+        "Three attempts at one step gave nothing usable (no face, unreadable document), "
         "or too many uploads were refused.",
-        "Do not grant access; the user may try again later in a new session, with better light."),
+        "Do not grant access; the user may try again later in a new session, with better light.",
+    ),
     Reason.CANCELLED: ReasonGuide(
-        Status.DENIED, "The user chose Cancel in the flow, or you cancelled it (`POST /v1/sessions/{id}/cancel`).",
-        "Nothing was decided about the age; offer to start again."),
+        Status.DENIED,
+        "The user chose Cancel in the flow, or you cancelled it (`POST /v1/sessions/{id}/cancel`).",
+        "Nothing was decided about the age; offer to start again.",
+    ),
     Reason.EXPIRED: ReasonGuide(
-        Status.DENIED, "The session was not completed before `expiresAt`.",
-        "Nothing was decided about the age; create a new session when the user comes back."),
+        Status.DENIED,
+        "The session was not completed before `expiresAt`.",
+        "Nothing was decided about the age; create a new session when the user comes back.",
+    ),
 }
 
 
@@ -66,5 +90,7 @@ def reason_table_markdown() -> str:
 
 def reason_description() -> str:
     """The OpenAPI description of the `reason` field."""
-    rows = "\n".join(f"- `{reason}` ({guide.status}): {guide.meaning} {guide.action}" for reason, guide in GUIDE.items())
+    rows = "\n".join(
+        f"- `{reason}` ({guide.status}): {guide.meaning} {guide.action}" for reason, guide in GUIDE.items()
+    )
     return "`null` while the session is open; once it is final, why:\n\n" + rows

@@ -4,6 +4,7 @@ Deleted: the session (its subject, URLs, token hash), its check results, its sta
 webhook deliveries with their attempts. Kept: one SessionDailyCount per tenant, mode, creation day
 and final status, which the dashboard's usage chart adds to the sessions still stored.
 """
+
 import logging
 from datetime import UTC, timedelta
 
@@ -52,7 +53,10 @@ def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
     )
     for row in rows:
         counted, _ = SessionDailyCount.objects.get_or_create(
-            tenant=tenant, mode=row["mode"], day=row["day"], status=row["status"],
+            tenant=tenant,
+            mode=row["mode"],
+            day=row["day"],
+            status=row["status"],
         )
         SessionDailyCount.objects.filter(pk=counted.pk).update(count=F("count") + row["count"])
     WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids).delete()

@@ -4,6 +4,7 @@
 partner knows which session came back; it still reads the result by GET /v1/sessions/{id} (or the
 webhook), as anyone can type a query string.
 """
+
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 PARAMETER = "session_id"

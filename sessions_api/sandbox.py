@@ -4,6 +4,7 @@
 goes initiated -> processing -> approved), stores fixed, plausible result numbers, and so sends the
 same webhook. The partner's API call and the web flow's outcome buttons both come here.
 """
+
 import datetime
 import math
 
@@ -58,14 +59,17 @@ def _document_result(age_limit: int, true_age: int, *, holder_score: float | Non
     }
 
 
-def _document_results(session: VerificationSession, true_age: int, *, holder_score: float = HOLDER_MATCH_SCORE,
-                      **changes) -> Results:
+def _document_results(
+    session: VerificationSession, true_age: int, *, holder_score: float = HOLDER_MATCH_SCORE, **changes
+) -> Results:
     """The document's results as the session's tenant policy gives them: with the live capture's liveness and
     holder match under the presence policy, the document alone without it."""
     # The tenant's policy as a live session would have it: sandbox sessions themselves run no check.
     presence = session.tenant.document_presence_required
-    document = {**_document_result(session.age_limit, true_age, holder_score=holder_score if presence else None),
-                **changes}
+    document = {
+        **_document_result(session.age_limit, true_age, holder_score=holder_score if presence else None),
+        **changes,
+    }
     liveness = {"is_live": True, "liveness_score": LIVE_SCORE} if presence else None
     return Results(document=document, liveness=liveness)
 
@@ -88,22 +92,43 @@ def _approving_estimate(rule: FaceRule) -> float:
 # The reasons a sandbox session may be given for each outcome; the first is the default of its step.
 REASONS_OF_TARGET = {
     Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID),
-    Status.DENIED: (Reason.LIVENESS_FAILED, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
-                    Reason.DOCUMENT_MISMATCH, Reason.UNDERAGE_DIGITAL_ID, Reason.ATTEMPTS_EXCEEDED, Reason.CANCELLED,
-                    Reason.EXPIRED),
+    Status.DENIED: (
+        Reason.LIVENESS_FAILED,
+        Reason.UNDERAGE_DOCUMENT,
+        Reason.DOCUMENT_INVALID,
+        Reason.DOCUMENT_EXPIRED,
+        Reason.DOCUMENT_MISMATCH,
+        Reason.UNDERAGE_DIGITAL_ID,
+        Reason.ATTEMPTS_EXCEEDED,
+        Reason.CANCELLED,
+        Reason.EXPIRED,
+    ),
 }
 # A wallet credential answers at either step, costs no attempt and leaves validateDoc null.
 DIGITAL_ID_REASONS = (Reason.DIGITAL_ID, Reason.UNDERAGE_DIGITAL_ID)
 
 
 def _digital_id_result(session: VerificationSession, reason: str) -> Results:
-    return Results(age_credential={
-        "kind": "mdoc", "doc_type": "eu.europa.ec.av.1", "claim": f"age_over_{session.age_limit:02d}",
-        "value": reason == Reason.DIGITAL_ID, "issuer_country": "UT", "trust_source": "sandbox",
-    })
+    return Results(
+        age_credential={
+            "kind": "mdoc",
+            "doc_type": "eu.europa.ec.av.1",
+            "claim": f"age_over_{session.age_limit:02d}",
+            "value": reason == Reason.DIGITAL_ID,
+            "issuer_country": "UT",
+            "trust_source": "sandbox",
+        }
+    )
+
+
 # Reasons only a document can give: a session on the selfie step is walked to the document step for them.
-DOCUMENT_REASONS = (Reason.DOCUMENT, Reason.UNDERAGE_DOCUMENT, Reason.DOCUMENT_INVALID, Reason.DOCUMENT_EXPIRED,
-                    Reason.DOCUMENT_MISMATCH)
+DOCUMENT_REASONS = (
+    Reason.DOCUMENT,
+    Reason.UNDERAGE_DOCUMENT,
+    Reason.DOCUMENT_INVALID,
+    Reason.DOCUMENT_EXPIRED,
+    Reason.DOCUMENT_MISMATCH,
+)
 SELFIE_REASONS = (Reason.AGE_ESTIMATION, Reason.LIVENESS_FAILED)
 
 
@@ -111,18 +136,29 @@ def _document_decision(session: VerificationSession, to: str, reason: str) -> di
     limit = session.age_limit
     counter = {"count_attempt": True}
     if to == Status.APPROVED:
-        return {"to": to, "reason": Reason.DOCUMENT,
-                "results": _document_results(session, limit + DOCUMENT_ADULT_OFFSET), **counter}
+        return {
+            "to": to,
+            "reason": Reason.DOCUMENT,
+            "results": _document_results(session, limit + DOCUMENT_ADULT_OFFSET),
+            **counter,
+        }
     if reason == Reason.DOCUMENT_EXPIRED:
-        expired = Results(document={
-            **_document_result(limit, limit + DOCUMENT_ADULT_OFFSET, holder_score=None),
-            "expiry_date": timezone.now().date() - datetime.timedelta(days=DOCUMENT_EXPIRED_DAYS_AGO)})
+        expired = Results(
+            document={
+                **_document_result(limit, limit + DOCUMENT_ADULT_OFFSET, holder_score=None),
+                "expiry_date": timezone.now().date() - datetime.timedelta(days=DOCUMENT_EXPIRED_DAYS_AGO),
+            }
+        )
         return {"to": to, "reason": reason, "results": expired, **counter}
     if reason == Reason.DOCUMENT_INVALID:
         return {"to": to, "reason": reason, **counter}  # nothing read from an invalid document is kept
     if reason == Reason.DOCUMENT_MISMATCH:
-        return {"to": to, "reason": reason, **counter, "results": _document_results(
-            session, limit + DOCUMENT_ADULT_OFFSET, holder_score=HOLDER_MISMATCH_SCORE)}
+        return {
+            "to": to,
+            "reason": reason,
+            **counter,
+            "results": _document_results(session, limit + DOCUMENT_ADULT_OFFSET, holder_score=HOLDER_MISMATCH_SCORE),
+        }
     true_age = max(limit + DOCUMENT_MINOR_OFFSET, 0)
     return {"to": to, "reason": Reason.UNDERAGE_DOCUMENT, "results": _document_results(session, true_age), **counter}
 
@@ -145,11 +181,19 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool, rea
         return {**_decision_step(session, to, on_document=True, reason=reason), "step": Step.DOCUMENT}
     counter = {"count_attempt": True}
     if to == Status.APPROVED:
-        return {"to": to, "reason": Reason.AGE_ESTIMATION,
-                "results": _selfie_results(rule, _approving_estimate(rule)), **counter}
+        return {
+            "to": to,
+            "reason": Reason.AGE_ESTIMATION,
+            "results": _selfie_results(rule, _approving_estimate(rule)),
+            **counter,
+        }
     if to == Status.DENIED:
-        return {"to": to, "reason": Reason.LIVENESS_FAILED,
-                "results": Results(liveness={"is_live": False, "liveness_score": NOT_LIVE_SCORE}), **counter}
+        return {
+            "to": to,
+            "reason": Reason.LIVENESS_FAILED,
+            "results": Results(liveness={"is_live": False, "liveness_score": NOT_LIVE_SCORE}),
+            **counter,
+        }
     return {"to": to, "results": _selfie_results(rule, float(limit + UNSURE_AGE_OFFSET)), **counter}
 
 
@@ -159,15 +203,17 @@ def _check_reason(session: VerificationSession, to: str, reason: str) -> None:
     if reason not in REASONS_OF_TARGET.get(to, ()):
         raise ValueError(f"{reason!r} is not a reason of {to!r}")
     if reason == Reason.AGE_ESTIMATION and (
-            session.step == Step.DOCUMENT or not tenant_face_rule(session.tenant, session.age_limit).face_path_on):
+        session.step == Step.DOCUMENT or not tenant_face_rule(session.tenant, session.age_limit).face_path_on
+    ):
         raise TransitionNotAllowed(f"{session.id}: no face can approve it (document step, or face path off)")
     if reason in SELFIE_REASONS and session.step == Step.DOCUMENT:
         raise TransitionNotAllowed(f"{session.id} is past the selfie step")
 
 
 @transaction.atomic
-def sandbox_advance(*, session_id: str, to: str, reason: str = "",
-                    cause: str = "sandbox: advanced through the API") -> VerificationSession:
+def sandbox_advance(
+    *, session_id: str, to: str, reason: str = "", cause: str = "sandbox: advanced through the API"
+) -> VerificationSession:
     """Move a test-mode session to `to` (for a final `to`, with `reason` if given) through the state machine.
 
     Raises ValueError for a reason that does not fit `to`, TransitionNotAllowed when the session cannot get there.

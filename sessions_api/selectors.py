@@ -1,4 +1,5 @@
-"""Reads on sessions: the one door to a session by id (expired on read), its API projection, retake message, face path."""
+"""Reads on sessions: the one door to a session by id (expired on read), its projection, retake message, face path."""
+
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -39,7 +40,8 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related(
-        "tenant", "age_estimation", "liveness", "document", "age_credential")
+        "tenant", "age_estimation", "liveness", "document", "age_credential"
+    )
     try:
         # By id alone, tenant and mode compared here: see _session_read_sql for why not in the query.
         session = sessions.get(pk=session_id)
@@ -128,8 +130,9 @@ def _session_read_sql() -> str:
     # PostgreSQL could plan the read on the tenant's index, for a tenant that had few sessions at the
     # last ANALYZE, and then scan all its sessions on every read.
     session = VerificationSession._meta.db_table
-    age, liveness, document, credential = (model._meta.db_table for model in (
-        AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult))
+    age, liveness, document, credential = (
+        model._meta.db_table for model in (AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult)
+    )
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
@@ -209,9 +212,11 @@ def sessions_list_for_tenant(
         sessions = sessions.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=session_id))
     if statuses:
         sessions = sessions.filter(status__in=statuses)
-    sessions = sessions.select_related("tenant", "age_estimation", "liveness", "document").order_by("-created_at", "-id")
+    sessions = sessions.select_related("tenant", "age_estimation", "liveness", "document").order_by(
+        "-created_at", "-id"
+    )
     while True:
-        page = list(sessions[:limit + 1])
+        page = list(sessions[: limit + 1])
         now = timezone.now()
         due = [session for session in page[:limit] if session.status in OPEN_STATUSES and session.expires_at <= now]
         if not due:

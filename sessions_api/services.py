@@ -1,4 +1,5 @@
 """Writes on sessions that are not status changes: creating a session, purging old idempotency records."""
+
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ class CreatedSession:
     @cached_property
     def session(self) -> VerificationSession:
         session = VerificationSession.from_db(
-            DEFAULT_DB_ALIAS, _SESSION_FIELD_NAMES, [self.values[name] for name in _SESSION_FIELD_NAMES])
+            DEFAULT_DB_ALIAS, _SESSION_FIELD_NAMES, [self.values[name] for name in _SESSION_FIELD_NAMES]
+        )
         session.tenant = self.tenant
         return session
 
@@ -84,15 +86,28 @@ def session_create(
 _SESSION_FIELD_NAMES = [field.attname for field in VerificationSession._meta.concrete_fields]
 
 
-_GIVEN = {"tenant_id", "mode", "subject", "age_limit", "callback_url", "cancel_url", "notification_url",
-          "token_hash", "expires_at", "created_at", "updated_at"}
+_GIVEN = {
+    "tenant_id",
+    "mode",
+    "subject",
+    "age_limit",
+    "callback_url",
+    "cancel_url",
+    "notification_url",
+    "token_hash",
+    "expires_at",
+    "created_at",
+    "updated_at",
+}
 _DEFAULTED = [field for field in VerificationSession._meta.concrete_fields if field.attname not in _GIVEN]
 # Plain values (status, step, counters...) are the same for every session: read once. A callable default
 # (the new id, a fresh list) is called for each session, as Field.get_default does.
-_CALLED_DEFAULTS = [(field.attname, field.default) for field in _DEFAULTED
-                    if field.has_default() and callable(field.default)]
-_CONSTANT_DEFAULTS = {field.attname: field.get_default() for field in _DEFAULTED
-                      if field.attname not in dict(_CALLED_DEFAULTS)}
+_CALLED_DEFAULTS = [
+    (field.attname, field.default) for field in _DEFAULTED if field.has_default() and callable(field.default)
+]
+_CONSTANT_DEFAULTS = {
+    field.attname: field.get_default() for field in _DEFAULTED if field.attname not in dict(_CALLED_DEFAULTS)
+}
 
 
 def _new_session_defaults() -> dict:

@@ -4,6 +4,7 @@ Every transition is one conditional UPDATE (`WHERE status IN allowed-from`) insi
 two concurrent transitions cannot both win, a final state never changes again, and the outbox row
 of the `verification.completed` webhook commits together with the final state.
 """
+
 import json
 from dataclasses import dataclass
 

@@ -15,6 +15,7 @@ How biometric images are handled (CONTRACT 3: "held in memory only for the analy
     ANALYSIS_TASK_EXPIRES seconds. (The embedded demo's filesystem broker keeps it as a file under
     var/broker until consumed.) The worker's side is sessions_api.analysis.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,6 +23,7 @@ import logging
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+
 # User messages are stored and raised in English, marked; the flow translates them where it shows them.
 from django.utils.translation import gettext_noop
 
@@ -75,9 +77,7 @@ def selfie_challenge_issue(*, session: VerificationSession) -> list[str]:
     challenge = challenge_new()
     updated = VerificationSession.objects.filter(
         pk=session.pk, status__in=(Status.INITIATED, Status.REQUIRES_DOC)
-    ).update(
-        liveness_challenge=challenge, updated_at=timezone.now()
-    )
+    ).update(liveness_challenge=challenge, updated_at=timezone.now())
     if updated:
         session.liveness_challenge = challenge
     return challenge
@@ -111,10 +111,19 @@ def upload_refused(*, session: VerificationSession) -> bool:
     # Through processing, as the state diagram has it: only a judged attempt ends a session this way.
     cause = f"{refused} uploads refused"
     try:
-        session_transition(session_id=session.id, to=Status.PROCESSING, cause=cause,
-                           expected_from=(Status.INITIATED, Status.REQUIRES_DOC))
-        session_transition(session_id=session.id, to=Status.DENIED, reason=Reason.ATTEMPTS_EXCEEDED, cause=cause,
-                           expected_from=(Status.PROCESSING,))
+        session_transition(
+            session_id=session.id,
+            to=Status.PROCESSING,
+            cause=cause,
+            expected_from=(Status.INITIATED, Status.REQUIRES_DOC),
+        )
+        session_transition(
+            session_id=session.id,
+            to=Status.DENIED,
+            reason=Reason.ATTEMPTS_EXCEEDED,
+            cause=cause,
+            expected_from=(Status.PROCESSING,),
+        )
     except TransitionNotAllowed:  # cancelled or expired meanwhile: that ending stands
         return False
     return True
@@ -131,8 +140,9 @@ def selfie_submit(*, session: VerificationSession, challenge: list[str], frames_
     _submit(session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames), cause="selfie submitted")
 
 
-def _challenge_frames(session: VerificationSession, challenge: list[str],
-                      frames_by_step: list[list[bytes]]) -> list[tuple[str, bytes]]:
+def _challenge_frames(
+    session: VerificationSession, challenge: list[str], frames_by_step: list[list[bytes]]
+) -> list[tuple[str, bytes]]:
     if not session.liveness_challenge or list(challenge) != list(session.liveness_challenge):
         raise SubmissionRejected(MESSAGE_CHALLENGE_CHANGED, status_code=409)
     if len(frames_by_step) != len(challenge) or not all(frames_by_step):
@@ -142,8 +152,14 @@ def _challenge_frames(session: VerificationSession, challenge: list[str],
     return [(step, data) for step, step_frames in zip(challenge, frames_by_step) for data in step_frames]
 
 
-def document_submit(*, session: VerificationSession, image: bytes, back: bytes | None = None,
-                    challenge: list[str] | None = None, frames_by_step: list[list[bytes]] | None = None) -> None:
+def document_submit(
+    *,
+    session: VerificationSession,
+    image: bytes,
+    back: bytes | None = None,
+    challenge: list[str] | None = None,
+    frames_by_step: list[list[bytes]] | None = None,
+) -> None:
     """Check the document's pictures (front or data page, and the back if given) and, under the presence
     policy, the head-turn capture that must come with them; go to `processing` and queue the analysis."""
     frames: list[tuple[str, bytes]] = []
@@ -152,8 +168,12 @@ def document_submit(*, session: VerificationSession, image: bytes, back: bytes |
             raise SubmissionRejected(MESSAGE_HEAD_TURNS_MISSING)
         frames = _challenge_frames(session, challenge, frames_by_step or [])
     _check_headers([image, *([back] if back else []), *(data for _, data in frames)])
-    _submit(session, Status.REQUIRES_DOC, lambda: document_analysis_queue(session.id, image, back, frames),
-            cause="document submitted")
+    _submit(
+        session,
+        Status.REQUIRES_DOC,
+        lambda: document_analysis_queue(session.id, image, back, frames),
+        cause="document submitted",
+    )
 
 
 def _submit(session: VerificationSession, from_status: str, publish, *, cause: str) -> None:
@@ -166,8 +186,13 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
     except Exception:  # broker unreachable: nothing will analyse it, so give the step back (no attempt used)
         logger.exception("could not queue the analysis of %s", session.id)
         try:
-            session_transition(session_id=session.id, to=from_status, expected_from=(Status.PROCESSING,),
-                               cause=RETAKE_CAUSE_PREFIX + MESSAGE_QUEUE_DOWN, message=MESSAGE_QUEUE_DOWN)
+            session_transition(
+                session_id=session.id,
+                to=from_status,
+                expected_from=(Status.PROCESSING,),
+                cause=RETAKE_CAUSE_PREFIX + MESSAGE_QUEUE_DOWN,
+                message=MESSAGE_QUEUE_DOWN,
+            )
         except TransitionNotAllowed:
             pass
         raise SubmissionRejected(MESSAGE_QUEUE_DOWN, status_code=503)
@@ -180,6 +205,10 @@ CAUSE_FACE_PATH_OFF = "face path off for this age limit: straight to the documen
 def document_path_choose(*, session: VerificationSession, cause: str = CAUSE_NO_CAMERA) -> VerificationSession:
     """Skip the selfie and ask for a document (initiated -> processing -> requires_doc)."""
     session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=(Status.INITIATED,), cause=cause)
-    return session_transition(session_id=session.id, to=Status.REQUIRES_DOC, expected_from=(Status.PROCESSING,),
-                              step=Step.DOCUMENT, cause=cause)
-
+    return session_transition(
+        session_id=session.id,
+        to=Status.REQUIRES_DOC,
+        expected_from=(Status.PROCESSING,),
+        step=Step.DOCUMENT,
+        cause=cause,
+    )

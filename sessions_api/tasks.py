@@ -1,4 +1,5 @@
 """Celery shells around session services."""
+
 import base64
 
 from celery import shared_task
@@ -45,10 +46,13 @@ def selfie_analyse(session_id: str, frames: list[list[str]]) -> None:
 
 
 @shared_task(name="sessions_api.tasks.document_analyse")
-def document_analyse(session_id: str, image: str, back: str | None = None,
-                     frames: list[list[str]] | None = None) -> None:
+def document_analyse(
+    session_id: str, image: str, back: str | None = None, frames: list[list[str]] | None = None
+) -> None:
     analysis.document_analyse(
-        session_id=session_id, image=base64.b64decode(image), back=base64.b64decode(back) if back else None,
+        session_id=session_id,
+        image=base64.b64decode(image),
+        back=base64.b64decode(back) if back else None,
         frames=[(step, base64.b64decode(data)) for step, data in frames or []],
     )
 
@@ -61,16 +65,23 @@ def _shown_as(session_id: str, pictures: int) -> dict:
 
 def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> None:
     selfie_analyse.apply_async(
-        args=[session_id, [[step, _encode(data)] for step, data in frames]], expires=ANALYSIS_TASK_EXPIRES,
+        args=[session_id, [[step, _encode(data)] for step, data in frames]],
+        expires=ANALYSIS_TASK_EXPIRES,
         **_shown_as(session_id, len(frames)),
     )
 
 
-def document_analysis_queue(session_id: str, image: bytes, back: bytes | None = None,
-                            frames: list[tuple[str, bytes]] | None = None) -> None:
+def document_analysis_queue(
+    session_id: str, image: bytes, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+) -> None:
     frames = frames or []
     document_analyse.apply_async(
-        args=[session_id, _encode(image), _encode(back) if back else None,
-              [[step, _encode(data)] for step, data in frames]],
-        expires=ANALYSIS_TASK_EXPIRES, **_shown_as(session_id, 1 + bool(back) + len(frames)),
+        args=[
+            session_id,
+            _encode(image),
+            _encode(back) if back else None,
+            [[step, _encode(data)] for step, data in frames],
+        ],
+        expires=ANALYSIS_TASK_EXPIRES,
+        **_shown_as(session_id, 1 + bool(back) + len(frames)),
     )

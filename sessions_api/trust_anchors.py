@@ -6,6 +6,7 @@ gave before (a refresh drops the issuers a list no longer names). The built-in s
 always present as a sandbox anchor, so test sessions can be tried without configuring anything;
 checks.digital_id.trust refuses it on a live session with its own code.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,8 +30,9 @@ def _fingerprint(certificate: x509.Certificate) -> str:
 
 
 @transaction.atomic
-def trust_anchors_replace(*, source: str, issuers: Iterable[tuple[x509.Certificate, Iterable[str]]],
-                          sandbox: bool) -> int:
+def trust_anchors_replace(
+    *, source: str, issuers: Iterable[tuple[x509.Certificate, Iterable[str]]], sandbox: bool
+) -> int:
     """Make `issuers` (certificate, doc types) the whole of what `source` vouches for; returns how many."""
     if source == SANDBOX_SOURCE:
         raise ValueError("the sandbox source is built in")
@@ -42,9 +44,12 @@ def trust_anchors_replace(*, source: str, issuers: Iterable[tuple[x509.Certifica
             raise ValueError(f"doc types must be among {DOC_TYPES}, got {scope}")
         fingerprint = _fingerprint(certificate)
         records[fingerprint] = TrustAnchorRecord(
-            certificate_pem=certificate.public_bytes(serialization.Encoding.PEM).decode(), fingerprint=fingerprint,
+            certificate_pem=certificate.public_bytes(serialization.Encoding.PEM).decode(),
+            fingerprint=fingerprint,
             doc_types=sorted(set(scope) | set(records[fingerprint].doc_types if fingerprint in records else [])),
-            sandbox=sandbox, source=source, subject=certificate.subject.rfc4514_string()[:300],
+            sandbox=sandbox,
+            source=source,
+            subject=certificate.subject.rfc4514_string()[:300],
             not_after=certificate.not_valid_after_utc,
         )
     TrustAnchorRecord.objects.bulk_create(records.values())
@@ -58,8 +63,12 @@ def _sandbox_anchor() -> TrustAnchor:
 def trust_anchors_for(*, live: bool) -> list[TrustAnchor]:
     """Every anchor; for a live session the sandbox ones stay in only to be refused with their own code."""
     anchors = [
-        TrustAnchor(x509.load_pem_x509_certificate(record.certificate_pem.encode()), frozenset(record.doc_types),
-                    record.sandbox, record.source)
+        TrustAnchor(
+            x509.load_pem_x509_certificate(record.certificate_pem.encode()),
+            frozenset(record.doc_types),
+            record.sandbox,
+            record.source,
+        )
         for record in TrustAnchorRecord.objects.all()
     ]
     return [*anchors, _sandbox_anchor()]

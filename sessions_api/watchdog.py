@@ -4,6 +4,7 @@ A lost or expired task message would leave the session in `processing` for ever;
 `stuck_analyses_release` sends it back to the step the user was on, with a message and without
 counting the attempt.
 """
+
 import logging
 from datetime import timedelta
 
@@ -39,14 +40,21 @@ def stuck_analyses_release(*, batch_size: int = 200) -> int:
 @transaction.atomic
 def _stuck_analysis_release(session_id: str, cutoff) -> bool:
     # Locked and checked again: a decision, a cancel or a new submission since the query wins.
-    session = VerificationSession.objects.select_for_update().filter(
-        pk=session_id, status=Status.PROCESSING, updated_at__lte=cutoff
-    ).first()
+    session = (
+        VerificationSession.objects.select_for_update()
+        .filter(pk=session_id, status=Status.PROCESSING, updated_at__lte=cutoff)
+        .first()
+    )
     if session is None:
         return False
     back_to = Status.REQUIRES_DOC if session.step == Step.DOCUMENT else Status.INITIATED
     # No attempt counter moves: the user's pictures were never judged.
-    session_transition(session_id=session_id, to=back_to, expected_from=(Status.PROCESSING,),
-                       cause=RETAKE_CAUSE_PREFIX + MESSAGE_ANALYSIS_LOST, message=MESSAGE_ANALYSIS_LOST)
+    session_transition(
+        session_id=session_id,
+        to=back_to,
+        expected_from=(Status.PROCESSING,),
+        cause=RETAKE_CAUSE_PREFIX + MESSAGE_ANALYSIS_LOST,
+        message=MESSAGE_ANALYSIS_LOST,
+    )
     logger.warning("analysis of %s never came: sent back to %s", session_id, back_to)
     return True

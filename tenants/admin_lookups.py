@@ -4,14 +4,20 @@ Django's admin accepts a query-string filter on any field of the model (`?key_ha
 and the row count answers whether a guess was right: one character at a time, a hash or a secret
 is read back. Filtering on these columns is refused with any lookup, through any relation.
 """
+
 from django.contrib import admin
 
-SECRET_COLUMNS = frozenset({
-    "key_hash",  # ApiKey
-    "token_hash",  # VerificationSession
-    "webhook_secret", "webhook_secret_previous", "test_webhook_secret", "test_webhook_secret_previous",  # Tenant
-    "password",  # User
-})
+SECRET_COLUMNS = frozenset(
+    {
+        "key_hash",  # ApiKey
+        "token_hash",  # VerificationSession
+        "webhook_secret",
+        "webhook_secret_previous",
+        "test_webhook_secret",
+        "test_webhook_secret_previous",  # Tenant
+        "password",  # User
+    }
+)
 
 
 def lookup_touches_a_secret(lookup: str) -> bool:

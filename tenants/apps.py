@@ -1,4 +1,5 @@
 """Tenants: partner organisations, their API keys and their staff memberships."""
+
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_save
 
@@ -20,5 +21,4 @@ class TenantsConfig(AppConfig):
 
         for model in (ApiKey, Tenant):
             post_save.connect(_key_or_tenant_changed, sender=model, dispatch_uid=f"api-keys-changed-{model.__name__}")
-            post_delete.connect(_key_or_tenant_changed, sender=model,
-                                dispatch_uid=f"api-keys-deleted-{model.__name__}")
+            post_delete.connect(_key_or_tenant_changed, sender=model, dispatch_uid=f"api-keys-deleted-{model.__name__}")

@@ -9,6 +9,7 @@ Checked here, whoever writes it (the dashboard's Branding page):
     against every one of those.
   * the privacy-notice link is an https address.
 """
+
 import hashlib
 import io
 import re
@@ -47,7 +48,7 @@ class Branding:
 
 
 def _luminance(colour: str) -> float:
-    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
     return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
@@ -59,11 +60,11 @@ def contrast_ratio(first: str, second: str) -> float:
 
 
 def _darken(colour: str, share: float = 0.25) -> str:
-    return "#" + "".join(f"{round(int(colour[i:i + 2], 16) * (1 - share)):02x}" for i in (1, 3, 5))
+    return "#" + "".join(f"{round(int(colour[i : i + 2], 16) * (1 - share)):02x}" for i in (1, 3, 5))
 
 
 def _lighten(colour: str, share: float = 0.55) -> str:
-    return "#" + "".join(f"{round(255 - (255 - int(colour[i:i + 2], 16)) * (1 - share)):02x}" for i in (1, 3, 5))
+    return "#" + "".join(f"{round(255 - (255 - int(colour[i : i + 2], 16)) * (1 - share)):02x}" for i in (1, 3, 5))
 
 
 def accent_color_check(colour: str) -> str:
@@ -76,7 +77,9 @@ def accent_color_check(colour: str) -> str:
     if worst < MIN_CONTRAST:
         raise ValidationError(
             f"{colour} has a contrast of {worst:.2f}:1 with the flow's white button text and light backgrounds; "
-            f"WCAG 2.2 AA needs at least {MIN_CONTRAST}:1. Choose a darker colour.", code="low_contrast")
+            f"WCAG 2.2 AA needs at least {MIN_CONTRAST}:1. Choose a darker colour.",
+            code="low_contrast",
+        )
     return colour
 
 
@@ -91,42 +94,55 @@ def logo_check(data: bytes) -> tuple[bytes, int, int]:
     if not data:
         raise ValidationError("The logo file is empty.", code="empty")
     if len(data) > LOGO_MAX_BYTES:
-        raise ValidationError(f"The logo is {len(data) // 1024} KB; at most {LOGO_MAX_BYTES // 1024} KB is accepted.",
-                              code="too_large")
+        raise ValidationError(
+            f"The logo is {len(data) // 1024} KB; at most {LOGO_MAX_BYTES // 1024} KB is accepted.", code="too_large"
+        )
     head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith(b"<") and b"<svg" in head:
-        raise ValidationError("SVG logos are not accepted (they can carry scripts): upload a PNG, JPEG or WebP.",
-                              code="svg")
+        raise ValidationError(
+            "SVG logos are not accepted (they can carry scripts): upload a PNG, JPEG or WebP.", code="svg"
+        )
     try:
         with Image.open(io.BytesIO(data)) as image:
             if image.format not in LOGO_FORMATS:
-                raise ValidationError(f"The logo is a {image.format} image; upload a PNG, JPEG or WebP.",
-                                      code="format")
+                raise ValidationError(f"The logo is a {image.format} image; upload a PNG, JPEG or WebP.", code="format")
             width, height = image.size
             if max(width, height) > LOGO_MAX_SOURCE_SIDE or min(width, height) < LOGO_MIN_SIDE:
                 raise ValidationError(
                     f"The logo is {width}×{height} pixels; each side must be {LOGO_MIN_SIDE} to "
-                    f"{LOGO_MAX_SOURCE_SIDE} pixels.", code="dimensions")
+                    f"{LOGO_MAX_SOURCE_SIDE} pixels.",
+                    code="dimensions",
+                )
             image.load()  # decode every pixel: a truncated or corrupt file fails here
             logo = image.convert("RGBA")
     except ValidationError:
         raise
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError):
-        raise ValidationError("The logo could not be read as an image; upload a PNG, JPEG or WebP.",
-                              code="not_an_image") from None
+        raise ValidationError(
+            "The logo could not be read as an image; upload a PNG, JPEG or WebP.", code="not_an_image"
+        ) from None
     logo.thumbnail(LOGO_MAX_BOX, Image.Resampling.LANCZOS)
     out = io.BytesIO()
     logo.save(out, format="PNG", optimize=True)
     return out.getvalue(), logo.width, logo.height
 
 
-def tenant_branding_update(*, tenant: Tenant, display_name: str, accent_color: str, privacy_notice_url: str,
-                           logo: bytes | None = None, remove_logo: bool = False) -> TenantBranding:
+def tenant_branding_update(
+    *,
+    tenant: Tenant,
+    display_name: str,
+    accent_color: str,
+    privacy_notice_url: str,
+    logo: bytes | None = None,
+    remove_logo: bool = False,
+) -> TenantBranding:
     """Check every field, then save them together; a ValidationError (by field) changes nothing."""
     errors = {}
     checked = {"display_name": display_name.strip()[:100], "accent_color": "", "privacy_notice_url": ""}
-    for field, value, check in (("accent_color", accent_color, accent_color_check),
-                                ("privacy_notice_url", privacy_notice_url, privacy_notice_url_check)):
+    for field, value, check in (
+        ("accent_color", accent_color, accent_color_check),
+        ("privacy_notice_url", privacy_notice_url, privacy_notice_url_check),
+    ):
         if value.strip():
             try:
                 checked[field] = check(value)
@@ -139,8 +155,12 @@ def tenant_branding_update(*, tenant: Tenant, display_name: str, accent_color: s
         except ValidationError as error:
             errors["logo"] = error.messages
         else:
-            logo_fields = {"logo_png": png, "logo_sha256": hashlib.sha256(png).hexdigest(),
-                           "logo_width": width, "logo_height": height}
+            logo_fields = {
+                "logo_png": png,
+                "logo_sha256": hashlib.sha256(png).hexdigest(),
+                "logo_width": width,
+                "logo_height": height,
+            }
     elif remove_logo:
         logo_fields = {"logo_png": None, "logo_sha256": "", "logo_width": None, "logo_height": None}
     if errors:
@@ -173,13 +193,21 @@ def tenant_branding(tenant: Tenant) -> Branding:
 
 def tenant_logo(tenant_id: str) -> tuple[bytes, str] | None:
     """The tenant's logo PNG and its SHA-256, or None."""
-    stored = TenantBranding.objects.filter(tenant_id=tenant_id).exclude(logo_png=None).only(
-        "logo_png", "logo_sha256").first()
+    stored = (
+        TenantBranding.objects.filter(tenant_id=tenant_id)
+        .exclude(logo_png=None)
+        .only("logo_png", "logo_sha256")
+        .first()
+    )
     return (bytes(stored.logo_png), stored.logo_sha256) if stored else None
 
 
 def tenant_accent(tenant_id: str) -> tuple[str, str, str] | None:
     """The accent colour of `tenant_id`, its darker hover shade and its light shade (done steps), or None."""
-    colour = TenantBranding.objects.filter(tenant_id=tenant_id).exclude(accent_color="").values_list(
-        "accent_color", flat=True).first()
+    colour = (
+        TenantBranding.objects.filter(tenant_id=tenant_id)
+        .exclude(accent_color="")
+        .values_list("accent_color", flat=True)
+        .first()
+    )
     return (colour, _darken(colour), _lighten(colour)) if colour else None

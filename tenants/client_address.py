@@ -1,4 +1,5 @@
 """The client's address as the rate limits see it, shared by the partner API, the flow and the dashboard."""
+
 import ipaddress
 
 from django.conf import settings

@@ -1,4 +1,5 @@
 """Rules for what a tenant registers on a publishable key: allowed web origins and mobile return URLs."""
+
 import ipaddress
 from urllib.parse import urlsplit
 
@@ -40,8 +41,9 @@ def return_url_validate(value: str) -> str:
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     if not scheme or scheme in FORBIDDEN_RETURN_SCHEMES or len(text) > 2048:
-        raise ValidationError(f"{value!r} is not a usable return URL: use https://... or your app's scheme, "
-                              "e.g. myapp://verified")
+        raise ValidationError(
+            f"{value!r} is not a usable return URL: use https://... or your app's scheme, e.g. myapp://verified"
+        )
     if scheme == "http" and not _is_loopback(parts.hostname or ""):
         raise ValidationError(f"{value!r}: return URLs must be https (http only on localhost)")
     if scheme in ("http", "https") and (not parts.hostname or parts.username or parts.password):

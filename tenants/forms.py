@@ -1,4 +1,5 @@
 """The settings form of a publishable key, shared by the operators' admin and the tenant dashboard."""
+
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -26,17 +27,31 @@ class LinesField(forms.CharField):
 
 
 class PublishableKeySettingsForm(forms.ModelForm):
-    allowed_origins = LinesField(normalize=origin_normalize, help_text=(
-        "One per line, exactly as the browser sends it: https://shop.example (no path). Only these pages may "
-        "frame the flow and call the client endpoints."))
-    return_urls = LinesField(normalize=return_url_validate, help_text=(
-        "One per line: https://... or your app's own scheme (myapp://verified). A mobile hand-off returns there "
-        "with session_id and status."))
+    allowed_origins = LinesField(
+        normalize=origin_normalize,
+        help_text=(
+            "One per line, exactly as the browser sends it: https://shop.example (no path). Only these pages may "
+            "frame the flow and call the client endpoints."
+        ),
+    )
+    return_urls = LinesField(
+        normalize=return_url_validate,
+        help_text=(
+            "One per line: https://... or your app's own scheme (myapp://verified). A mobile hand-off returns there "
+            "with session_id and status."
+        ),
+    )
 
     class Meta:
         model = PublishableKey
-        fields = ("label", "allowed_origins", "return_urls", "client_sessions_enabled", "client_age_limit",
-                  "client_notification_url")
+        fields = (
+            "label",
+            "allowed_origins",
+            "return_urls",
+            "client_sessions_enabled",
+            "client_age_limit",
+            "client_notification_url",
+        )
 
     def clean(self):
         cleaned = super().clean()

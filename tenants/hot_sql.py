@@ -19,6 +19,7 @@ a restart still costs no request:
 Elsewhere (SQLite in the demo) the insert is an ordinary Django query, and the reads' callers use
 the ORM instead (`hot_sql_applies`): SQLite's driver gives naive datetimes and 0/1 for booleans.
 """
+
 import time
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, OperationalError, connections
@@ -56,8 +57,10 @@ def insert_row(model, values: dict, *, wait_for_disk: bool = True) -> None:
             cursor.execute(sql, params)
         return
     # As the ORM would send them: only JSON needs adapting; the others go to psycopg as they are.
-    params = [field.get_db_prep_save(values[field.attname], connection) if needs_prep else values[field.attname]
-              for field, needs_prep in prepared]
+    params = [
+        field.get_db_prep_save(values[field.attname], connection) if needs_prep else values[field.attname]
+        for field, needs_prep in prepared
+    ]
     if connection.in_atomic_block:
         connection.close_if_health_check_failed()
         _execute_prepared(connection, sql, params, fetch=False)
@@ -79,8 +82,12 @@ def insert_row(model, values: dict, *, wait_for_disk: bool = True) -> None:
 
 
 def _with_folded_check(connection, query):
-    folded = (connection.connection is not None and connection.health_check_enabled
-              and not connection.health_check_done and not connection.in_atomic_block)
+    folded = (
+        connection.connection is not None
+        and connection.health_check_enabled
+        and not connection.health_check_done
+        and not connection.in_atomic_block
+    )
     if not folded:
         connection.close_if_health_check_failed()  # as Django's cursors do (nothing if checked or not enabled)
         return query()
@@ -94,8 +101,11 @@ def _with_folded_check(connection, query):
 
 def _is_primary_key_violation(error: IntegrityError, model) -> bool:
     diag = getattr(error.__cause__, "diag", None)
-    return getattr(error.__cause__, "sqlstate", None) == "23505" and diag is not None and (
-        diag.constraint_name == f"{model._meta.db_table}_pkey")
+    return (
+        getattr(error.__cause__, "sqlstate", None) == "23505"
+        and diag is not None
+        and (diag.constraint_name == f"{model._meta.db_table}_pkey")
+    )
 
 
 _insert_statements: dict = {}
@@ -129,6 +139,7 @@ def _execute_prepared(connection, sql: str, params: list, *, fetch: bool):
         cursor.execute(sql, params, prepare=True, binary=True)  # binary timestamps load faster
         row = cursor.fetchone() if fetch else None
     if connection.queries_logged:  # counted like any query (DEBUG, tests, the benchmark's SQL/req)
-        connection.queries_log.append({"sql": sql % tuple(repr(param) for param in params),
-                                       "time": f"{time.monotonic() - started:.3f}"})
+        connection.queries_log.append(
+            {"sql": sql % tuple(repr(param) for param in params), "time": f"{time.monotonic() - started:.3f}"}
+        )
     return row

@@ -1,4 +1,5 @@
 """Prefixed ULID identifiers (CONTRACT 1): `ten_`, `ses_`, `msg_`... with an unguessable random part."""
+
 import re
 import secrets
 import time

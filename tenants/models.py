@@ -1,4 +1,5 @@
 """Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard."""
+
 import secrets
 
 from django.conf import settings
@@ -30,7 +31,9 @@ class Tenant(models.Model):
     enabled = models.BooleanField(default=True, help_text="A disabled tenant's keys get 403 tenant_disabled.")
     digital_id_enabled = models.BooleanField(
         default=False,
-        help_text="Offer \"Use a digital ID\" (a wallet credential through the browser) beside the selfie and the document.",
+        help_text=(
+            'Offer "Use a digital ID" (a wallet credential through the browser) beside the selfie and the document.'
+        ),
     )
     webhooks_enabled = models.BooleanField(
         default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
@@ -43,7 +46,7 @@ class Tenant(models.Model):
         default=RETENTION_DEFAULT_DAYS,
         validators=[MinValueValidator(RETENTION_MIN_DAYS), MaxValueValidator(RETENTION_MAX_DAYS)],
         help_text="Final sessions (subject, results, history, webhook deliveries) are deleted this many days "
-                  "after their decision; only the daily counts of the usage chart are kept.",
+        "after their decision; only the daily counts of the usage chart are kept.",
     )
     age_extra_years = models.SmallIntegerField(
         default=0,
@@ -63,13 +66,13 @@ class Tenant(models.Model):
             MaxValueValidator(1.0),
         ],
         help_text="A face passes only when ageConfidence, the calibrated probability that the person is at "
-                  f"least the age limit, reaches this too ({AGE_CONFIDENCE_FLOOR}: the policy's own floor).",
+        f"least the age limit, reaches this too ({AGE_CONFIDENCE_FLOOR}: the policy's own floor).",
     )
     document_presence_required = models.BooleanField(
         default=True,
         help_text="Live sessions: a document is accepted only with a passed head-turn (liveness) capture of the "
-                  "same session whose face matches the document's portrait. Off: a document alone can approve, "
-                  "and the result shows liveness null and livenessChecked false.",
+        "same session whose face matches the document's portrait. Off: a document alone can approve, "
+        "and the result shows liveness null and livenessChecked false.",
     )
     rate_limit_per_second = models.PositiveIntegerField(
         null=True, blank=True, help_text="Per API key; empty means the service default."
@@ -178,11 +181,13 @@ class PublishableKey(models.Model):
     key = models.CharField(max_length=64, unique=True)
     label = models.CharField(max_length=100, blank=True)
     allowed_origins = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="Exact web origins (scheme://host[:port]) that may frame the flow and call the client endpoints.",
     )
     return_urls = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="Exact URLs a mobile hand-off may return to: https, or your app's own scheme (myapp://verified).",
     )
     client_sessions_enabled = models.BooleanField(
@@ -190,7 +195,9 @@ class PublishableKey(models.Model):
         help_text="Let a browser or app create sessions with this key (off: only your backend creates them).",
     )
     client_age_limit = models.PositiveSmallIntegerField(
-        null=True, blank=True, validators=[MinValueValidator(10), MaxValueValidator(21)],
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(10), MaxValueValidator(21)],
         help_text="The age limit of every session created with this key from a browser or app.",
     )
     client_notification_url = models.CharField(
@@ -235,8 +242,9 @@ class TenantBranding(models.Model):
     """How the hosted flow presents a tenant to its users (tenants.branding checks and writes it)."""
 
     tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.CASCADE, related_name="branding")
-    display_name = models.CharField(max_length=100, blank=True,
-                                    help_text="Shown to users in the flow instead of the tenant's name.")
+    display_name = models.CharField(
+        max_length=100, blank=True, help_text="Shown to users in the flow instead of the tenant's name."
+    )
     # "#rrggbb", checked for WCAG AA contrast against the flow's background and button text.
     accent_color = models.CharField(max_length=7, blank=True)
     privacy_notice_url = models.URLField(max_length=500, blank=True)

@@ -1,4 +1,5 @@
 """The process's Redis client for work done inside a request or a task: short timeouts (REDIS_REQUEST_OPTIONS)."""
+
 from functools import lru_cache
 
 import redis

@@ -5,6 +5,7 @@ frozen Redis would still cost every request that timeout once per call (rate lim
 publish). After a failure the rate limiter fails open and a webhook is left to the outbox sweep
 without trying, until REDIS_OUTAGE_BACKOFF_SECONDS have passed and the next call tries Redis again.
 """
+
 import time
 
 from django.conf import settings

@@ -1,4 +1,5 @@
 """Reads on tenants: API key lookup for authentication (with its per-process cache), and webhook signing secrets."""
+
 import hmac
 import threading
 import time

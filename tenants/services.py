@@ -1,4 +1,5 @@
 """Writes on tenants: onboarding, API key generation and revocation, webhook secret rotation."""
+
 import base64
 import hashlib
 import logging
@@ -103,8 +104,11 @@ class OnboardedTenant:
 @transaction.atomic
 def tenant_create(*, name: str, contact_email: str = "", webhooks_enabled: bool = False) -> OnboardedTenant:
     tenant = Tenant.objects.create(
-        name=name, contact_email=contact_email, webhooks_enabled=webhooks_enabled,
-        webhook_secret=webhook_secret_new(), test_webhook_secret=webhook_secret_new(),
+        name=name,
+        contact_email=contact_email,
+        webhooks_enabled=webhooks_enabled,
+        webhook_secret=webhook_secret_new(),
+        test_webhook_secret=webhook_secret_new(),
     )
     live = api_key_generate(tenant=tenant, mode=ApiKey.Mode.LIVE, label="default")
     test = api_key_generate(tenant=tenant, mode=ApiKey.Mode.TEST, label="default")
@@ -132,16 +136,29 @@ def membership_add(*, tenant: Tenant, user) -> Membership:
 
 
 def publishable_key_generate(
-    *, tenant: Tenant, mode: str, label: str = "", allowed_origins=(), return_urls=(), created_by=None,
-    client_sessions_enabled: bool = False, client_age_limit: int | None = None, client_notification_url: str = "",
+    *,
+    tenant: Tenant,
+    mode: str,
+    label: str = "",
+    allowed_origins=(),
+    return_urls=(),
+    created_by=None,
+    client_sessions_enabled: bool = False,
+    client_age_limit: int | None = None,
+    client_notification_url: str = "",
 ) -> PublishableKey:
     if mode not in ApiKey.Mode.values:
         raise ValueError(f"unknown key mode {mode!r}")
     key = PublishableKey(
-        tenant=tenant, mode=mode, key=PublishableKey.new_key(mode), label=label, created_by=created_by,
+        tenant=tenant,
+        mode=mode,
+        key=PublishableKey.new_key(mode),
+        label=label,
+        created_by=created_by,
         allowed_origins=entries_clean(allowed_origins, origin_normalize),
         return_urls=entries_clean(return_urls, return_url_validate),
-        client_sessions_enabled=client_sessions_enabled, client_age_limit=client_age_limit,
+        client_sessions_enabled=client_sessions_enabled,
+        client_age_limit=client_age_limit,
         client_notification_url=client_notification_url,
     )
     key.full_clean()
@@ -178,5 +195,6 @@ def publishable_key_touch(key: PublishableKey) -> None:
 def api_key_flag_exposed(api_key: ApiKey) -> None:
     """A secret key reached a client endpoint: it is public now; the dashboard asks for a rotation."""
     ApiKey.objects.filter(pk=api_key.pk, exposed_at__isnull=True).update(exposed_at=timezone.now())
-    logger.warning("secret API key %s of tenant %s was sent to a client endpoint", api_key.display_prefix,
-                   api_key.tenant_id)
+    logger.warning(
+        "secret API key %s of tenant %s was sent to a client endpoint", api_key.display_prefix, api_key.tenant_id
+    )

@@ -1,4 +1,5 @@
 """Shared fixtures: tenants with real keys, API clients, a Celery worker and the HTTPS webhook receiver."""
+
 import json
 import subprocess
 import sys
@@ -57,7 +58,7 @@ def anonymous_api(db):
 
 @pytest.fixture
 def celery_worker(transactional_db):
-    """A real Celery worker (solo pool), in a thread of the test process, on the real broker, its queues emptied first."""
+    """A real Celery worker (solo pool) in a thread of the test process, on the real broker, queues emptied first."""
     from ageverify.celery import app
 
     app.control.purge()

@@ -4,6 +4,7 @@ A state that the service reaches only with time (an expiry passed, an analysis l
 session created days ago, a retry that is due) is set here, by name, rather than by raw `.update()`
 calls in the tests. States the service reaches by itself go through its real code (the state machine).
 """
+
 from datetime import datetime, timedelta
 
 import factory
@@ -99,6 +100,7 @@ class WebhookAttemptFactory(factory.django.DjangoModelFactory):
 
 # --- sessions in named states ---------------------------------------------------------------------
 
+
 def finished_session(tenant, *, status="approved", notification_url="", subject=None, mode="live"):
     """A session of `tenant` taken through the real state machine to `status`, as the flow would."""
     extra = {"subject": subject} if subject else {}
@@ -108,13 +110,23 @@ def finished_session(tenant, *, status="approved", notification_url="", subject=
     session_transition(session_id=session.id, to="processing", cause="selfie submitted", count_attempt=True)
     if status == "approved":
         session_transition(
-            session_id=session.id, to="approved", reason="age_estimation", cause="estimated age above the limit",
-            results=Results(age_estimation={"estimated_age": 31.5, "age_confidence": 0.87},
-                            liveness={"is_live": True, "liveness_score": 0.96}),
+            session_id=session.id,
+            to="approved",
+            reason="age_estimation",
+            cause="estimated age above the limit",
+            results=Results(
+                age_estimation={"estimated_age": 31.5, "age_confidence": 0.87},
+                liveness={"is_live": True, "liveness_score": 0.96},
+            ),
         )
     elif status == "denied":
-        session_transition(session_id=session.id, to="denied", reason="liveness_failed", cause="liveness failed",
-                           results=Results(liveness={"is_live": False, "liveness_score": 0.08}))
+        session_transition(
+            session_id=session.id,
+            to="denied",
+            reason="liveness_failed",
+            cause="liveness failed",
+            results=Results(liveness={"is_live": False, "liveness_score": 0.08}),
+        )
     session.refresh_from_db()
     return session
 

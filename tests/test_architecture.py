@@ -1,4 +1,5 @@
 """The dependency direction of the README's architecture, read from the source's imports (no database, no Redis)."""
+
 import ast
 from pathlib import Path
 
@@ -22,7 +23,9 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]) if node.level else node.module
+            base = (
+                ".".join(package[: len(package) - node.level + 1] + [node.module or ""]) if node.level else node.module
+            )
             base = base.strip(".")
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
@@ -43,7 +46,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(module):
         if module in visiting:
-            return visiting[visiting.index(module):] + [module]
+            return visiting[visiting.index(module) :] + [module]
         if module in done:
             return None
         visiting.append(module)
@@ -69,18 +72,24 @@ def test_the_sessions_api_domain_does_not_import_its_http_edge():
 
 def test_no_flow_module_imports_a_model_or_the_checks():
     for module, imported in _modules("flow").items():
-        wrong = {name for name in imported if name.endswith(".models") or ".models." in name or
-                 name.split(".")[0] == "checks"}
+        wrong = {
+            name
+            for name in imported
+            if name.endswith(".models") or ".models." in name or name.split(".")[0] == "checks"
+        }
         assert not wrong, (module, wrong)
 
 
-@pytest.mark.parametrize("package, allowed", [
-    ("checks", {"checks"}),
-    ("webhooks", {"webhooks", "tenants"}),
-    ("tenants", {"tenants"}),
-    ("sessions_api", {"sessions_api", "tenants", "checks", "webhooks"}),
-    ("flow", {"flow", "sessions_api", "tenants", "webhooks"}),
-])
+@pytest.mark.parametrize(
+    "package, allowed",
+    [
+        ("checks", {"checks"}),
+        ("webhooks", {"webhooks", "tenants"}),
+        ("tenants", {"tenants"}),
+        ("sessions_api", {"sessions_api", "tenants", "checks", "webhooks"}),
+        ("flow", {"flow", "sessions_api", "tenants", "webhooks"}),
+    ],
+)
 def test_lower_apps_import_nothing_of_the_apps_above_them(package, allowed):
     ours = {"ageverify", "tenants", "sessions_api", "webhooks", "checks", "flow", "dashboard"}
     for module, imported in _modules(package).items():

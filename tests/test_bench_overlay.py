@@ -1,4 +1,5 @@
 """The benchmark's settings overlay adds its baseline view and leaves the product's routes as production has them."""
+
 from django.urls import get_resolver
 
 

@@ -1,4 +1,5 @@
-"""The systemd units in deploy/: every process the README names, restarted by systemd, on the queues the code routes to."""
+"""The systemd units in deploy/: every process the README names, restarted by systemd, on the queues the code uses."""
+
 import configparser
 import os
 import shlex
@@ -23,8 +24,12 @@ def exec_start(name: str) -> list[str]:
 
 
 def test_web_two_workers_and_beat_each_have_a_unit_restarted_by_systemd_and_in_the_target():
-    names = ["ageverify-web.service", "ageverify-worker-analysis.service", "ageverify-worker-webhooks.service",
-             "ageverify-beat.service"]
+    names = [
+        "ageverify-web.service",
+        "ageverify-worker-analysis.service",
+        "ageverify-worker-webhooks.service",
+        "ageverify-beat.service",
+    ]
     wanted = unit("ageverify.target")["Unit"]["Wants"].split()
 
     assert sorted(wanted) == sorted(names)

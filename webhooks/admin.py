@@ -1,4 +1,5 @@
 """Operators' admin for webhook deliveries and their attempts, with a re-send action."""
+
 import datetime
 
 from django.contrib import admin, messages
@@ -22,19 +23,39 @@ class WebhookAttemptInline(admin.TabularInline):
     @admin.display(description="attempted at (UTC)")
     def attempted(self, attempt):
         # Retries can be seconds apart: the default date format would hide that.
-        return attempt.attempted_at.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        return attempt.attempted_at.astimezone(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(SecretColumnsNotFilterable):
     list_display = (
-        "id", "tenant", "event_type", "subject_ref", "status", "attempt_count", "next_attempt_at", "created_at",
+        "id",
+        "tenant",
+        "event_type",
+        "subject_ref",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "created_at",
     )
     list_filter = ("status", "event_type")
     list_select_related = ("tenant",)
     search_fields = ("id", "subject_ref", "tenant__name", "tenant__id", "url")
-    readonly_fields = ("id", "tenant", "event_type", "url", "payload", "subject_ref", "status", "attempt_count",
-                       "cycle_first_attempt", "next_attempt_at", "queued_at", "created_at", "delivered_at")
+    readonly_fields = (
+        "id",
+        "tenant",
+        "event_type",
+        "url",
+        "payload",
+        "subject_ref",
+        "status",
+        "attempt_count",
+        "cycle_first_attempt",
+        "next_attempt_at",
+        "queued_at",
+        "created_at",
+        "delivered_at",
+    )
     inlines = [WebhookAttemptInline]
     actions = ["resend"]
 

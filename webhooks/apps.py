@@ -1,4 +1,5 @@
 """Webhooks: generic signed delivery of event payloads to a tenant's URL, with retries and an attempt log."""
+
 from django.apps import AppConfig
 
 

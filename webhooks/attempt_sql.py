@@ -13,6 +13,7 @@ The claim comes in two forms: of a given delivery (a queued attempt's) and of a 
 statement is, so its commit does not wait for the disk, as delivery.py explains; inside a caller's
 transaction (a test's) the setting is left as it is, or it would cover the caller's writes too.
 """
+
 from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -22,8 +23,9 @@ from tenants.models import Tenant
 
 from .models import WebhookDelivery
 
-_NO_COMMIT_WAIT = ("set_config('synchronous_commit', CASE WHEN %s THEN 'off' "
-                   "ELSE current_setting('synchronous_commit') END, true)")
+_NO_COMMIT_WAIT = (
+    "set_config('synchronous_commit', CASE WHEN %s THEN 'off' ELSE current_setting('synchronous_commit') END, true)"
+)
 
 # The claim of a given delivery and the record reach it by its id alone, in a MATERIALIZED step planned
 # on its own, and test its status on the row they hold: with status in the same WHERE clause, PostgreSQL could plan on
@@ -67,8 +69,15 @@ FROM claimed AS c JOIN tenants_tenant AS t ON t.id = c.tenant_id
 _CLAIM = _CLAIM_OF.format(held=_BY_ID, no_commit_wait=_NO_COMMIT_WAIT)
 _CLAIM_NEXT_OF_TENANT = _CLAIM_OF.format(held=_NEXT_OF_TENANT, no_commit_wait=_NO_COMMIT_WAIT)
 
-_TENANT_FIELDS = ("webhooks_enabled", "webhook_secret", "webhook_secret_previous", "webhook_secret_previous_expires_at",
-                  "test_webhook_secret", "test_webhook_secret_previous", "test_webhook_secret_previous_expires_at")
+_TENANT_FIELDS = (
+    "webhooks_enabled",
+    "webhook_secret",
+    "webhook_secret_previous",
+    "webhook_secret_previous_expires_at",
+    "test_webhook_secret",
+    "test_webhook_secret_previous",
+    "test_webhook_secret_previous_expires_at",
+)
 
 # The outcome of a failed attempt counts only if it is still the latest attempt of the same retry cycle:
 # after a lease ran out, a later attempt decides; after a re-send, the delivery is already due again.
@@ -96,28 +105,38 @@ def _commit_without_wait() -> bool:
     return not connections[DEFAULT_DB_ALIAS].in_atomic_block
 
 
-def attempt_claim(*, delivery_id: str, now: datetime, lease_end: datetime,
-                  lost_error: str) -> WebhookDelivery | None:
+def attempt_claim(*, delivery_id: str, now: datetime, lease_end: datetime, lost_error: str) -> WebhookDelivery | None:
     """Claim the next attempt of a due, unclaimed delivery: the delivery (its tenant loaded) with
     `attempt_count` its number, or None when there is nothing to claim."""
     return _claimed(fetch_one(_CLAIM, [delivery_id, now, lost_error, lease_end, now, _commit_without_wait()]))
 
 
-def attempt_claim_next_of_tenant(*, tenant_id: str, now: datetime, lease_end: datetime,
-                                 lost_error: str) -> WebhookDelivery | None:
+def attempt_claim_next_of_tenant(
+    *, tenant_id: str, now: datetime, lease_end: datetime, lost_error: str
+) -> WebhookDelivery | None:
     """As attempt_claim, for the tenant's oldest due delivery that no other attempt holds; None when none is."""
-    return _claimed(fetch_one(_CLAIM_NEXT_OF_TENANT,
-                              [tenant_id, now, now, lost_error, lease_end, now, _commit_without_wait()]))
+    return _claimed(
+        fetch_one(_CLAIM_NEXT_OF_TENANT, [tenant_id, now, now, lost_error, lease_end, now, _commit_without_wait()])
+    )
 
 
 def _claimed(row) -> WebhookDelivery | None:
     if row is None:
         return None
     delivery_id, tenant_id, url, payload, mode, number, cycle_first_attempt, *tenant_values, _ = row
-    delivery = _loaded(WebhookDelivery, {
-        "id": delivery_id, "tenant_id": tenant_id, "url": url, "payload": payload, "mode": mode,
-        "status": WebhookDelivery.Status.PENDING, "attempt_count": number, "cycle_first_attempt": cycle_first_attempt,
-    })
+    delivery = _loaded(
+        WebhookDelivery,
+        {
+            "id": delivery_id,
+            "tenant_id": tenant_id,
+            "url": url,
+            "payload": payload,
+            "mode": mode,
+            "status": WebhookDelivery.Status.PENDING,
+            "attempt_count": number,
+            "cycle_first_attempt": cycle_first_attempt,
+        },
+    )
     delivery.tenant = _loaded(Tenant, {"id": tenant_id, **dict(zip(_TENANT_FIELDS, tenant_values))})
     return delivery
 
@@ -129,13 +148,38 @@ def _loaded(model, values: dict):
     return model.from_db(DEFAULT_DB_ALIAS, names, [values[name] for name in names])
 
 
-def attempt_record(*, delivery: WebhookDelivery, number: int, status_code: int | None, latency_ms: int, error: str,
-                   response_excerpt: str, succeeded: bool, status: str, delivered_at: datetime | None,
-                   next_attempt_at: datetime | None) -> bool:
+def attempt_record(
+    *,
+    delivery: WebhookDelivery,
+    number: int,
+    status_code: int | None,
+    latency_ms: int,
+    error: str,
+    response_excerpt: str,
+    succeeded: bool,
+    status: str,
+    delivered_at: datetime | None,
+    next_attempt_at: datetime | None,
+) -> bool:
     """Write the attempt's outcome and the delivery's new state; False when the delivery's state was
     not this attempt's to decide (settled already, or a later attempt or a re-send came since)."""
-    row = fetch_one(_RECORD, [
-        status_code, latency_ms, error, response_excerpt, delivery.id, number, _commit_without_wait(), delivery.id,
-        status, delivered_at, next_attempt_at, succeeded, number, delivery.cycle_first_attempt,
-    ])
+    row = fetch_one(
+        _RECORD,
+        [
+            status_code,
+            latency_ms,
+            error,
+            response_excerpt,
+            delivery.id,
+            number,
+            _commit_without_wait(),
+            delivery.id,
+            status,
+            delivered_at,
+            next_attempt_at,
+            succeeded,
+            number,
+            delivery.cycle_first_attempt,
+        ],
+    )
     return row is not None

@@ -9,6 +9,7 @@ that may not run now is not made but put back on the queue with a growing countd
 is claimed, so the delivery row is untouched and still due (the sweep catches it if the publish fails).
 A tenant's drain (webhooks.drains), which sends one delivery after another, holds one slot while it runs.
 """
+
 import threading
 from collections import Counter
 from contextlib import contextmanager
@@ -50,4 +51,4 @@ tenant_slots = TenantSlots()
 
 def deferral_countdown(deferrals: int) -> float:
     """1, 2, 4 ... 30 s: a tenant whose receiver hangs for long is asked about less and less often."""
-    return float(min(DEFERRAL_MAX_SECONDS, 2 ** deferrals))
+    return float(min(DEFERRAL_MAX_SECONDS, 2**deferrals))

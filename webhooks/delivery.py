@@ -19,6 +19,7 @@ the given delivery. Either way the attempt is this one.
 On PostgreSQL each of the two is a single statement (webhooks.attempt_sql): one round trip each, the
 whole of an attempt's database work. Elsewhere (SQLite in the demo) they are ORM transactions.
 """
+
 import logging
 import random
 import time
@@ -74,8 +75,9 @@ def _claim(delivery_id: str) -> _Claim | None:
     now = timezone.now()
     lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
     if hot_sql_applies():
-        return _hot_claim(attempt_claim(delivery_id=delivery_id, now=now, lease_end=lease_end,
-                                        lost_error=LOST_ATTEMPT_ERROR))
+        return _hot_claim(
+            attempt_claim(delivery_id=delivery_id, now=now, lease_end=lease_end, lost_error=LOST_ATTEMPT_ERROR)
+        )
     with transaction.atomic():
         delivery = (
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
@@ -100,8 +102,11 @@ def _claim(delivery_id: str) -> _Claim | None:
 def _hot_claim(delivery: WebhookDelivery | None) -> _Claim | None:
     if delivery is None:  # delivered, failed, not yet due, in flight, or being claimed right now
         return None
-    return _Claim(delivery=delivery, number=delivery.attempt_count,
-                  secrets=webhook_signing_secrets(delivery.tenant, delivery.mode))
+    return _Claim(
+        delivery=delivery,
+        number=delivery.attempt_count,
+        secrets=webhook_signing_secrets(delivery.tenant, delivery.mode),
+    )
 
 
 def _send(claim: _Claim) -> PostResult:
@@ -157,9 +162,15 @@ def _record(claim: _Claim, result: PostResult) -> None:
     if hot_sql_applies():
         outcome = _outcome(result, number=claim.number, cycle_first_attempt=claim.delivery.cycle_first_attempt)
         decided = attempt_record(
-            delivery=claim.delivery, number=claim.number, status_code=result.status_code,
-            latency_ms=result.latency_ms, error=result.error, response_excerpt=result.response_excerpt,
-            succeeded=result.succeeded, status=outcome.status, delivered_at=outcome.delivered_at,
+            delivery=claim.delivery,
+            number=claim.number,
+            status_code=result.status_code,
+            latency_ms=result.latency_ms,
+            error=result.error,
+            response_excerpt=result.response_excerpt,
+            succeeded=result.succeeded,
+            status=outcome.status,
+            delivered_at=outcome.delivered_at,
             next_attempt_at=outcome.next_attempt_at,
         )
         if decided:
@@ -190,7 +201,8 @@ def _queue_retry_soon(claim: _Claim, wait: timedelta | None) -> None:
 
         delivery = claim.delivery
         transaction.on_commit(
-            lambda: queue_attempt(delivery.pk, tenant_id=delivery.tenant_id, countdown=wait.total_seconds()))
+            lambda: queue_attempt(delivery.pk, tenant_id=delivery.tenant_id, countdown=wait.total_seconds())
+        )
 
 
 def webhook_delivery_attempt(*, delivery_id: str) -> PostResult | None:
@@ -208,8 +220,13 @@ def webhook_delivery_attempt_next_of_tenant(*, tenant_id: str) -> PostResult | N
     """
     now = timezone.now()
     lease_end = now + timedelta(seconds=settings.WEBHOOK_SEND_LEASE_SECONDS)
-    return _attempt(_hot_claim(attempt_claim_next_of_tenant(tenant_id=tenant_id, now=now, lease_end=lease_end,
-                                                            lost_error=LOST_ATTEMPT_ERROR)))
+    return _attempt(
+        _hot_claim(
+            attempt_claim_next_of_tenant(
+                tenant_id=tenant_id, now=now, lease_end=lease_end, lost_error=LOST_ATTEMPT_ERROR
+            )
+        )
+    )
 
 
 def _attempt(claim: _Claim | None) -> PostResult | None:
@@ -218,8 +235,9 @@ def _attempt(claim: _Claim | None) -> PostResult | None:
     result = _send(claim)
     _record(claim, result)
     if not result.succeeded:
-        logger.info("webhook %s attempt %d failed: %s", claim.delivery.pk, claim.number,
-                    result.error or result.status_code)
+        logger.info(
+            "webhook %s attempt %d failed: %s", claim.delivery.pk, claim.number, result.error or result.status_code
+        )
     return result
 
 

@@ -22,6 +22,7 @@ Drains need PostgreSQL (the claim of the tenant's next delivery is webhooks.atte
 worker; without them (the embedded demo, eager tasks), or with WEBHOOK_TENANT_DRAINS = 0, each delivery
 is queued alone.
 """
+
 import logging
 import time
 import uuid
@@ -57,8 +58,12 @@ _join_script = Script(None, _JOIN_SCRIPT)
 
 def drains_apply() -> bool:
     # Eager tasks (a development setting) would run a drain, and each of its slices, inside the request.
-    return bool(settings.WEBHOOK_TENANT_DRAINS > 0 and settings.REDIS_URL and hot_sql_applies()
-                and not settings.CELERY_TASK_ALWAYS_EAGER)
+    return bool(
+        settings.WEBHOOK_TENANT_DRAINS > 0
+        and settings.REDIS_URL
+        and hot_sql_applies()
+        and not settings.CELERY_TASK_ALWAYS_EAGER
+    )
 
 
 def _key(tenant_id: str) -> str:
@@ -69,9 +74,11 @@ def _join(tenant_id: str) -> str | None:
     """A new drain's token if fewer than WEBHOOK_TENANT_DRAINS are at work, else None."""
     token = uuid.uuid4().hex
     now = time.time()
-    joined = _join_script(keys=[_key(tenant_id)], client=_redis_client(),
-                          args=[now, now - DRAIN_STALE_SECONDS, settings.WEBHOOK_TENANT_DRAINS, token,
-                                DRAIN_STALE_SECONDS])
+    joined = _join_script(
+        keys=[_key(tenant_id)],
+        client=_redis_client(),
+        args=[now, now - DRAIN_STALE_SECONDS, settings.WEBHOOK_TENANT_DRAINS, token, DRAIN_STALE_SECONDS],
+    )
     return token if joined else None
 
 

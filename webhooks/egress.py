@@ -1,4 +1,5 @@
 """Which addresses a webhook may be sent to: public unicast only, unless settings allow private targets."""
+
 import ipaddress
 
 from django.conf import settings

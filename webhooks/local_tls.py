@@ -4,6 +4,7 @@ Used by `manage.py webhook_receiver` (the README's local webhook recipe) and the
 sender trusts the local CA through `WEBHOOK_CA_BUNDLE`; `trust_bundle_write` puts it beside the
 system's authorities, so public receivers keep verifying as before.
 """
+
 import datetime
 import ipaddress
 import ssl
@@ -28,23 +29,38 @@ class TlsFiles:
 
 def _key_usage(*, ca: bool) -> x509.KeyUsage:
     return x509.KeyUsage(
-        digital_signature=True, key_cert_sign=ca, crl_sign=ca, content_commitment=False, key_encipherment=False,
-        data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
+        digital_signature=True,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        encipher_only=False,
+        decipher_only=False,
     )
 
 
-def tls_files_make(directory: Path, *, dns_names=LOCAL_NAMES, days: int = 2,
-                   ca_name: str = "AgeVerify local webhook CA") -> TlsFiles:
+def tls_files_make(
+    directory: Path, *, dns_names=LOCAL_NAMES, days: int = 2, ca_name: str = "AgeVerify local webhook CA"
+) -> TlsFiles:
     """A new CA and a server certificate it signed for `dns_names`, 127.0.0.1 and ::1, valid `days` days."""
     directory.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    valid = {"not_valid_before": now - datetime.timedelta(minutes=5), "not_valid_after": now + datetime.timedelta(days=days)}
+    now = datetime.datetime.now(datetime.UTC)
+    valid = {
+        "not_valid_before": now - datetime.timedelta(minutes=5),
+        "not_valid_after": now + datetime.timedelta(days=days),
+    }
     ca_key = ec.generate_private_key(ec.SECP256R1())
     issuer = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, ca_name)])
     ca_cert = (
-        x509.CertificateBuilder().subject_name(issuer).issuer_name(issuer).public_key(ca_key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(issuer)
+        .issuer_name(issuer)
+        .public_key(ca_key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(valid["not_valid_before"]).not_valid_after(valid["not_valid_after"])
+        .not_valid_before(valid["not_valid_before"])
+        .not_valid_after(valid["not_valid_after"])
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(_key_usage(ca=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
@@ -56,8 +72,11 @@ def tls_files_make(directory: Path, *, dns_names=LOCAL_NAMES, days: int = 2,
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, dns_names[0])]))
-        .issuer_name(issuer).public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(valid["not_valid_before"]).not_valid_after(valid["not_valid_after"])
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(valid["not_valid_before"])
+        .not_valid_after(valid["not_valid_after"])
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -78,7 +97,7 @@ def tls_files_current(directory: Path, *, days: int = 365) -> TlsFiles:
     files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
     try:
         cert = x509.load_pem_x509_certificate(files.cert_chain.read_bytes())
-        fresh = cert.not_valid_after_utc > datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+        fresh = cert.not_valid_after_utc > datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1)
     except (OSError, ValueError):
         fresh = False
     if fresh and files.key.exists() and files.ca_bundle.exists():

@@ -1,4 +1,5 @@
 """WebhookDelivery (one event to one URL, the outbox row) and WebhookAttempt (one HTTP try of it)."""
+
 from django.db import models
 from django.utils import timezone
 
@@ -44,8 +45,11 @@ class WebhookDelivery(models.Model):
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx"),
             # A tenant's drain takes its oldest due delivery (webhooks.drains): only pending rows are indexed.
-            models.Index(fields=["tenant", "next_attempt_at"], condition=models.Q(status="pending"),
-                         name="delivery_tenant_due_idx"),
+            models.Index(
+                fields=["tenant", "next_attempt_at"],
+                condition=models.Q(status="pending"),
+                name="delivery_tenant_due_idx",
+            ),
         ]
 
     def __str__(self):

@@ -1,4 +1,5 @@
 """Reads on webhooks: deliveries and attempt logs, a delivery's tenant (workers), whether a target host is allowed."""
+
 from django.db.models import QuerySet
 
 from tenants.identifiers import is_prefixed_ulid

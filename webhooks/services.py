@@ -1,5 +1,6 @@
 """Writes on webhooks: enqueue an event (the outbox), re-send a delivery, the sweep that re-queues due ones,
 a tenant's default notification addresses and the test event."""
+
 import json
 import logging
 from datetime import timedelta
@@ -45,7 +46,12 @@ def delivery_enqueue(
     If the commit happens but the broker is unreachable, the periodic sweep finds the row still due.
     """
     delivery = WebhookDelivery.objects.create(
-        tenant=tenant, url=url, event_type=event_type, payload=payload.decode(), mode=mode, subject_ref=subject_ref,
+        tenant=tenant,
+        url=url,
+        event_type=event_type,
+        payload=payload.decode(),
+        mode=mode,
+        subject_ref=subject_ref,
         queued_at=timezone.now(),
     )
     transaction.on_commit(lambda: _queue_or_leave_to_sweep(delivery.pk, tenant.pk))
@@ -136,8 +142,11 @@ def test_event_payload(*, mode: str) -> bytes:
     body = {
         "event": TEST_EVENT,
         "timestamp": timezone.now().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "data": {"test": True, "mode": mode,
-                 "message": "A test event sent from the AgeVerify dashboard. It is about no session."},
+        "data": {
+            "test": True,
+            "mode": mode,
+            "message": "A test event sent from the AgeVerify dashboard. It is about no session.",
+        },
     }
     return json.dumps(body, separators=(",", ":")).encode()
 
@@ -145,5 +154,6 @@ def test_event_payload(*, mode: str) -> bytes:
 @transaction.atomic
 def webhook_test_send(*, tenant: Tenant, mode: str, url: str) -> WebhookDelivery:
     """Queue a `webhook.test` event to `url`, signed with `mode`'s secrets; its attempts are logged as any other's."""
-    return delivery_enqueue(tenant=tenant, url=url, event_type=TEST_EVENT, payload=test_event_payload(mode=mode),
-                            mode=mode)
+    return delivery_enqueue(
+        tenant=tenant, url=url, event_type=TEST_EVENT, payload=test_event_payload(mode=mode), mode=mode
+    )

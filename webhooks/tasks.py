@@ -1,4 +1,5 @@
 """Celery shells around webhook delivery services."""
+
 from celery import shared_task
 
 

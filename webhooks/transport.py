@@ -14,6 +14,7 @@ the POST is then made once more on a new connection. That receiver may, rarely, 
 request before closing: it then gets the same `webhook-id` twice, which delivery allows anyway (it is
 at-least-once and receivers de-duplicate).
 """
+
 import http.client
 import os
 import select
@@ -314,7 +315,12 @@ _CLOSED_WHILE_IDLE = (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
 
 
 def https_post(
-    url: str, *, body: bytes, headers: dict[str, str], connect_timeout: float, total_timeout: float,
+    url: str,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    connect_timeout: float,
+    total_timeout: float,
     ca_bundle: str | None = None,
 ) -> PostResult:
     """POST `body` once; never raises for network trouble, it reports it in the result instead."""
@@ -335,14 +341,14 @@ def https_post(
                 kept.http.close()
                 raise
             try:
-                return _exchange(kept, key, path, body=body, headers=headers, deadline=deadline,
-                                 elapsed_ms=elapsed_ms)
+                return _exchange(kept, key, path, body=body, headers=headers, deadline=deadline, elapsed_ms=elapsed_ms)
             except _ClosedWhileIdle:
                 pass  # once more below, on a new connection
         connection = _open(host, port, ca_bundle=ca_bundle, connect_timeout=connect_timeout, deadline=deadline)
         try:
-            return _exchange(connection, key, path, body=body, headers=headers, deadline=deadline,
-                             elapsed_ms=elapsed_ms)
+            return _exchange(
+                connection, key, path, body=body, headers=headers, deadline=deadline, elapsed_ms=elapsed_ms
+            )
         except _ClosedWhileIdle as exc:
             raise exc.__cause__ from None  # a new connection is not "idle": the error is the receiver's
     except Exception as exc:
@@ -353,8 +359,9 @@ class _ClosedWhileIdle(Exception):
     """The connection failed before any byte of an answer: for a kept one, the receiver had closed it."""
 
 
-def _exchange(connection: _Connection, key: tuple, path: str, *, body: bytes, headers: dict[str, str],
-              deadline: float, elapsed_ms) -> PostResult:
+def _exchange(
+    connection: _Connection, key: tuple, path: str, *, body: bytes, headers: dict[str, str], deadline: float, elapsed_ms
+) -> PostResult:
     """One request and its answer on `connection`, which is kept only if the exchange ended cleanly."""
     connection.tls.deadline = deadline  # each request has its own total deadline, from its own start
     keep = False

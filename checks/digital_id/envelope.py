@@ -41,8 +41,13 @@ def annex_c_open(data: object, request: WalletRequest, transcript: list) -> byte
     except ValueError:
         raise PresentationRefused(Refusal.ENVELOPE_MALFORMED, "response is not base64url") from None
     envelope = cbor_decode(raw, malformed=Refusal.ENVELOPE_MALFORMED)
-    if not (isinstance(envelope, list) and len(envelope) == 2 and envelope[0] == "dcapi"
-            and isinstance(envelope[1], dict) and set(envelope[1]) == {"enc", "cipherText"}):
+    if not (
+        isinstance(envelope, list)
+        and len(envelope) == 2
+        and envelope[0] == "dcapi"
+        and isinstance(envelope[1], dict)
+        and set(envelope[1]) == {"enc", "cipherText"}
+    ):
         raise PresentationRefused(Refusal.ENVELOPE_MALFORMED, "not an Annex C dcapi response")
     enc, ciphertext = envelope[1]["enc"], envelope[1]["cipherText"]
     if not (isinstance(enc, bytes) and len(enc) == _ENC_LENGTH and isinstance(ciphertext, bytes)):
@@ -73,10 +78,12 @@ def openid4vp_open(data: object, request: WalletRequest) -> bytes:
     try:
         payload = json.loads(plaintext)
         tokens = payload["vp_token"]
-        (query_id, presentations), = tokens.items()
+        ((query_id, presentations),) = tokens.items()
         if query_id not in {f"age{index}" for index in range(len(request.doc_types))}:
             raise KeyError(query_id)
         (presentation,) = presentations
         return b64url_decode(presentation)
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise PresentationRefused(Refusal.ENVELOPE_MALFORMED, "vp_token must hold exactly one mdoc presentation") from None
+        raise PresentationRefused(
+            Refusal.ENVELOPE_MALFORMED, "vp_token must hold exactly one mdoc presentation"
+        ) from None

@@ -86,7 +86,11 @@ def issuer_items_verify(mso: SecurityObject, name_spaces: object) -> dict[str, d
             item = mapping(item, malformed=bad, what="IssuerSignedItem")
             identifier = text_field(item, "elementIdentifier", malformed=bad)
             digest_id = item.get("digestID")
-            if not isinstance(digest_id, int) or "elementValue" not in item or not isinstance(item.get("random"), bytes):
+            if (
+                not isinstance(digest_id, int)
+                or "elementValue" not in item
+                or not isinstance(item.get("random"), bytes)
+            ):
                 raise PresentationRefused(bad, "IssuerSignedItem malformed")
             expected = mso.value_digests.get(namespace, {}).get(digest_id)
             # The digest covers the item as sent: the tag-24 wrapping of its exact bytes.

@@ -62,28 +62,38 @@ class WalletRequest:
 
     def encryption_info(self) -> str:
         """Annex C EncryptionInfo, base64url: ["dcapi", {nonce, recipientPublicKey}]."""
-        info = ["dcapi", {"nonce": self.nonce, "recipientPublicKey": cose_key_from_public(self.private_key.public_key())}]
+        info = [
+            "dcapi",
+            {"nonce": self.nonce, "recipientPublicKey": cose_key_from_public(self.private_key.public_key())},
+        ]
         return b64url(cbor2.dumps(info))
 
 
 def wallet_request_new(*, origin: str, doc_types: tuple[str, ...], age_limit: int) -> WalletRequest:
     if not doc_types or not set(doc_types) <= set(DOC_TYPES):
         raise ValueError(f"doc types must be among {DOC_TYPES}")
-    return WalletRequest(secrets.token_bytes(32), ec.generate_private_key(ec.SECP256R1()), origin,
-                         tuple(doc_types), age_limit)
+    return WalletRequest(
+        secrets.token_bytes(32), ec.generate_private_key(ec.SECP256R1()), origin, tuple(doc_types), age_limit
+    )
 
 
 def wallet_request_dump(request: WalletRequest) -> dict:
     """The request's server-side state as JSON-safe values (to keep until the response arrives)."""
     secret = request.private_key.private_numbers().private_value.to_bytes(32, "big")
-    return {"nonce": b64url(request.nonce), "key": b64url(secret), "origin": request.origin,
-            "docTypes": list(request.doc_types), "ageLimit": request.age_limit}
+    return {
+        "nonce": b64url(request.nonce),
+        "key": b64url(secret),
+        "origin": request.origin,
+        "docTypes": list(request.doc_types),
+        "ageLimit": request.age_limit,
+    }
 
 
 def wallet_request_load(state: dict) -> WalletRequest:
     key = ec.derive_private_key(int.from_bytes(b64url_decode(state["key"]), "big"), ec.SECP256R1())
-    return WalletRequest(b64url_decode(state["nonce"]), key, state["origin"], tuple(state["docTypes"]),
-                         int(state["ageLimit"]))
+    return WalletRequest(
+        b64url_decode(state["nonce"]), key, state["origin"], tuple(state["docTypes"]), int(state["ageLimit"])
+    )
 
 
 def age_claims(age_limit: int) -> list[str]:
@@ -98,13 +108,20 @@ def _dcql_query(request: WalletRequest) -> dict:
     credentials, options = [], []
     for index, doc_type in enumerate(request.doc_types):
         namespace = NAMESPACES[doc_type]
-        claims = [{"id": claim, "path": [namespace, claim], "intent_to_retain": False}
-                  for claim in age_claims(request.age_limit)]
+        claims = [
+            {"id": claim, "path": [namespace, claim], "intent_to_retain": False}
+            for claim in age_claims(request.age_limit)
+        ]
         query_id = f"age{index}"
-        credentials.append({
-            "id": query_id, "format": "mso_mdoc", "meta": {"doctype_value": doc_type}, "claims": claims,
-            "claim_sets": [[claim["id"]] for claim in claims],
-        })
+        credentials.append(
+            {
+                "id": query_id,
+                "format": "mso_mdoc",
+                "meta": {"doctype_value": doc_type},
+                "claims": claims,
+                "claim_sets": [[claim["id"]] for claim in claims],
+            }
+        )
         options.append([query_id])
     return {"credentials": credentials, "credential_sets": [{"options": options}]}
 
@@ -119,8 +136,9 @@ def _openid4vp_data(request: WalletRequest) -> dict:
         "client_metadata": {
             "jwks": {"keys": [jwk]},
             "encrypted_response_enc_values_supported": ["A128GCM"],
-            "vp_formats_supported": {"mso_mdoc": {"issuerauth_alg_values": ALGORITHMS_OFFERED,
-                                                  "deviceauth_alg_values": ALGORITHMS_OFFERED}},
+            "vp_formats_supported": {
+                "mso_mdoc": {"issuerauth_alg_values": ALGORITHMS_OFFERED, "deviceauth_alg_values": ALGORITHMS_OFFERED}
+            },
         },
     }
 
@@ -128,8 +146,10 @@ def _openid4vp_data(request: WalletRequest) -> dict:
 def _annex_c_data(request: WalletRequest) -> dict:
     doc_requests = []
     for doc_type in request.doc_types:
-        items = {"docType": doc_type,
-                 "nameSpaces": {NAMESPACES[doc_type]: {claim: False for claim in age_claims(request.age_limit)}}}
+        items = {
+            "docType": doc_type,
+            "nameSpaces": {NAMESPACES[doc_type]: {claim: False for claim in age_claims(request.age_limit)}},
+        }
         doc_requests.append({"itemsRequest": cbor2.CBORTag(24, cbor2.dumps(items))})
     device_request = {"version": "1.0", "docRequests": doc_requests}
     return {"deviceRequest": b64url(cbor2.dumps(device_request)), "encryptionInfo": request.encryption_info()}
@@ -137,7 +157,9 @@ def _annex_c_data(request: WalletRequest) -> dict:
 
 def browser_request(request: WalletRequest) -> dict:
     """The `digital` member of the `navigator.credentials.get` argument."""
-    return {"requests": [
-        {"protocol": PROTOCOL_OPENID4VP, "data": _openid4vp_data(request)},
-        {"protocol": PROTOCOL_ANNEX_C, "data": _annex_c_data(request)},
-    ]}
+    return {
+        "requests": [
+            {"protocol": PROTOCOL_OPENID4VP, "data": _openid4vp_data(request)},
+            {"protocol": PROTOCOL_ANNEX_C, "data": _annex_c_data(request)},
+        ]
+    }

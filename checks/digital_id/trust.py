@@ -79,20 +79,28 @@ def _signer_fit(signer: x509.Certificate, now: datetime.datetime) -> bool:
     return bool(
         _in_validity(signer, now)
         and not (constraints and constraints.ca)
-        and usage and usage.digital_signature
-        and purposes and MDOC_DOCUMENT_SIGNER_EKU in purposes
+        and usage
+        and usage.digital_signature
+        and purposes
+        and MDOC_DOCUMENT_SIGNER_EKU in purposes
     )
 
 
 def issuer_path_verify(
-    chain: Sequence[x509.Certificate], anchors: Iterable[TrustAnchor], *, doc_type: str, live: bool,
+    chain: Sequence[x509.Certificate],
+    anchors: Iterable[TrustAnchor],
+    *,
+    doc_type: str,
+    live: bool,
     now: datetime.datetime,
 ) -> TrustAnchor:
     """The anchor that vouches for the document signer `chain[0]` for `doc_type`, or a refusal."""
     signer = chain[0]
     issuers = [anchor for anchor in anchors if doc_type in anchor.doc_types and issued_by(signer, anchor.certificate)]
     if not issuers:
-        raise PresentationRefused(Refusal.ISSUER_UNTRUSTED, f"no {doc_type} anchor issued {signer.issuer.rfc4514_string()}")
+        raise PresentationRefused(
+            Refusal.ISSUER_UNTRUSTED, f"no {doc_type} anchor issued {signer.issuer.rfc4514_string()}"
+        )
     if live:
         if all(anchor.sandbox for anchor in issuers):
             raise PresentationRefused(Refusal.SANDBOX_ISSUER_ON_LIVE, "only a sandbox anchor vouches for this issuer")

@@ -42,7 +42,9 @@ def _decode(data: bytes):
     return cbor_decode(data, malformed="trusted_list_malformed", max_bytes=MAX_LIST_BYTES, max_items=MAX_ENTRIES * 16)
 
 
-def vical_verify(data: bytes, *, provider_roots: Sequence[x509.Certificate], now: datetime.datetime) -> tuple[str, list[ListedIssuer]]:
+def vical_verify(
+    data: bytes, *, provider_roots: Sequence[x509.Certificate], now: datetime.datetime
+) -> tuple[str, list[ListedIssuer]]:
     """The provider's name and the listed issuer roots of a VICAL whose signature verifies."""
     if len(data) > MAX_LIST_BYTES:
         raise TrustedListRejected("the list is larger than 4 MiB")
@@ -56,8 +58,10 @@ def vical_verify(data: bytes, *, provider_roots: Sequence[x509.Certificate], now
     signer = chain[0]
     if not signer.not_valid_before_utc <= now <= signer.not_valid_after_utc:
         raise TrustedListRejected("the list's signer certificate is outside its validity")
-    if not any(issued_by(signer, root) and root.not_valid_before_utc <= now <= root.not_valid_after_utc
-               for root in provider_roots):
+    if not any(
+        issued_by(signer, root) and root.not_valid_before_utc <= now <= root.not_valid_after_utc
+        for root in provider_roots
+    ):
         raise TrustedListRejected("the list's signer was not issued by a configured provider root")
     if not sign1_verify(signed, signer.public_key(), payload=signed.payload):
         raise TrustedListRejected("the list's signature does not verify")
@@ -73,8 +77,11 @@ def vical_verify(data: bytes, *, provider_roots: Sequence[x509.Certificate], now
     for info in payload["certificateInfos"][:MAX_ENTRIES]:
         if not isinstance(info, dict) or not isinstance(info.get("certificate"), bytes):
             raise TrustedListRejected("an entry has no certificate")
-        doc_types = frozenset(d for d in info.get("docType", []) if d in DOC_TYPES) if isinstance(
-            info.get("docType"), list) else frozenset()
+        doc_types = (
+            frozenset(d for d in info.get("docType", []) if d in DOC_TYPES)
+            if isinstance(info.get("docType"), list)
+            else frozenset()
+        )
         if doc_types:  # entries for doc types this service does not verify are skipped
             try:
                 issuers.append(ListedIssuer(x509.load_der_x509_certificate(info["certificate"]), doc_types))
@@ -82,7 +89,6 @@ def vical_verify(data: bytes, *, provider_roots: Sequence[x509.Certificate], now
                 raise TrustedListRejected("an entry's certificate does not parse") from None
     provider = payload.get("vicalProvider")
     return (provider if isinstance(provider, str) else "unknown"), issuers
-
 
 
 # ETSI TS 119 612 trusted lists (the form of the EU lists, age verification attestation providers
@@ -93,8 +99,9 @@ TSL_GRANTED = "http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/granted"
 _TSL = {"tsl": TSL_NAMESPACE}
 
 
-def etsi_list_verify(data: bytes, *, operator_certificates: Sequence[x509.Certificate], now: datetime.datetime,
-                     doc_types: Sequence[str]) -> tuple[str, list[ListedIssuer]]:
+def etsi_list_verify(
+    data: bytes, *, operator_certificates: Sequence[x509.Certificate], now: datetime.datetime, doc_types: Sequence[str]
+) -> tuple[str, list[ListedIssuer]]:
     """The scheme operator's name and the granted services' certificates of a list its operator signed."""
     from signxml import SignatureConfiguration, XMLVerifier
     from signxml.exceptions import SignXMLException
@@ -115,9 +122,14 @@ def etsi_list_verify(data: bytes, *, operator_certificates: Sequence[x509.Certif
             last_error = str(error)
             continue
         results = results if isinstance(results, list) else [results]
-        signed = next((r.signed_xml for r in results
-                       if r.signed_xml is not None and r.signed_xml.tag == f"{{{TSL_NAMESPACE}}}TrustServiceStatusList"),
-                      None)
+        signed = next(
+            (
+                r.signed_xml
+                for r in results
+                if r.signed_xml is not None and r.signed_xml.tag == f"{{{TSL_NAMESPACE}}}TrustServiceStatusList"
+            ),
+            None,
+        )
         if signed is not None:
             break
         last_error = "the signature does not cover the list"
@@ -137,9 +149,13 @@ def etsi_list_verify(data: bytes, *, operator_certificates: Sequence[x509.Certif
     for service in services[:MAX_ENTRIES]:
         if (service.findtext("tsl:ServiceStatus", namespaces=_TSL) or "").strip() != TSL_GRANTED:
             continue
-        for encoded in service.iterfind("tsl:ServiceDigitalIdentity/tsl:DigitalId/tsl:X509Certificate", namespaces=_TSL):
+        for encoded in service.iterfind(
+            "tsl:ServiceDigitalIdentity/tsl:DigitalId/tsl:X509Certificate", namespaces=_TSL
+        ):
             try:
-                issuers.append(ListedIssuer(x509.load_der_x509_certificate(base64.b64decode(encoded.text or "")), scope))
+                issuers.append(
+                    ListedIssuer(x509.load_der_x509_certificate(base64.b64decode(encoded.text or "")), scope)
+                )
             except ValueError:
                 raise TrustedListRejected("a service's certificate does not parse") from None
     operator = signed.findtext("tsl:SchemeInformation/tsl:SchemeOperatorName/tsl:Name", namespaces=_TSL)

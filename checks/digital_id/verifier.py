@@ -62,8 +62,11 @@ def _device_signature_verify(document: dict, mso, transcript: list) -> None:
 
 def _age_resolve(elements: dict[str, object], age_limit: int) -> tuple[str | None, bool | None, str]:
     """ISO 18013-5 7.2.5: age_over_M true with M >= limit proves it; false with M <= limit disproves it."""
-    proofs = sorted((int(m.group(1)), name, value) for name, value in elements.items()
-                    if (m := _AGE_OVER.match(name)) and isinstance(value, bool))
+    proofs = sorted(
+        (int(m.group(1)), name, value)
+        for name, value in elements.items()
+        if (m := _AGE_OVER.match(name)) and isinstance(value, bool)
+    )
     over = [(m, name) for m, name, value in proofs if value and m >= age_limit]
     if over:
         return min(over)[1], True, "over"
@@ -74,7 +77,12 @@ def _age_resolve(elements: dict[str, object], age_limit: int) -> tuple[str | Non
 
 
 def presentation_verify(
-    *, request: WalletRequest, protocol: str, data: object, anchors: Iterable[TrustAnchor], live: bool,
+    *,
+    request: WalletRequest,
+    protocol: str,
+    data: object,
+    anchors: Iterable[TrustAnchor],
+    live: bool,
     now: datetime.datetime,
 ) -> AgeCredential:
     """The age credential a presentation proves, or `PresentationRefused` naming the failed step."""
@@ -104,5 +112,12 @@ def presentation_verify(
     _device_signature_verify(document, mso, transcript)
 
     claim, value, outcome = _age_resolve(elements.get(NAMESPACES[doc_type], {}), request.age_limit)
-    return AgeCredential(doc_type=doc_type, claim=claim, value=value, age_limit=request.age_limit,
-                         issuer_country=anchor.country, trust_source=anchor.source, outcome=outcome)
+    return AgeCredential(
+        doc_type=doc_type,
+        claim=claim,
+        value=value,
+        age_limit=request.age_limit,
+        issuer_country=anchor.country,
+        trust_source=anchor.source,
+        outcome=outcome,
+    )

@@ -7,35 +7,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tenants', '0001_initial'),
+        ("tenants", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditLogEntry',
+            name="AuditLogEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('actor_label', models.CharField(max_length=254)),
-                ('action', models.CharField(choices=[('api_key.generated', 'API key generated'), ('api_key.revoked', 'API key revoked'), ('webhook_secret.revealed', 'Webhook secret revealed'), ('webhook_secret.rotated', 'Webhook secret rotated'), ('webhook.resent', 'Webhook re-sent')], max_length=40)),
-                ('target_type', models.CharField(max_length=40)),
-                ('target_id', models.CharField(blank=True, max_length=100)),
-                ('target_label', models.CharField(blank=True, max_length=200)),
-                ('ip_address', models.GenericIPAddressField(blank=True, null=True)),
-                ('extra', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='audit_log_entries', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("actor_label", models.CharField(max_length=254)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[
+                            ("api_key.generated", "API key generated"),
+                            ("api_key.revoked", "API key revoked"),
+                            ("webhook_secret.revealed", "Webhook secret revealed"),
+                            ("webhook_secret.rotated", "Webhook secret rotated"),
+                            ("webhook.resent", "Webhook re-sent"),
+                        ],
+                        max_length=40,
+                    ),
+                ),
+                ("target_type", models.CharField(max_length=40)),
+                ("target_id", models.CharField(blank=True, max_length=100)),
+                ("target_label", models.CharField(blank=True, max_length=200)),
+                ("ip_address", models.GenericIPAddressField(blank=True, null=True)),
+                ("extra", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now, editable=False)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="audit_log_entries",
+                        to="tenants.tenant",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'audit log entry',
-                'verbose_name_plural': 'audit log entries',
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['tenant', '-created_at'], name='audit_tenant_created_idx')],
+                "verbose_name": "audit log entry",
+                "verbose_name_plural": "audit log entries",
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["tenant", "-created_at"], name="audit_tenant_created_idx")],
             },
         ),
     ]

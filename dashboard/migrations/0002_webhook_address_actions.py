@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0001_initial'),
+        ("dashboard", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditlogentry',
-            name='action',
-            field=models.CharField(choices=[('api_key.generated', 'API key generated'), ('api_key.revoked', 'API key revoked'), ('webhook_secret.revealed', 'Webhook secret revealed'), ('webhook_secret.rotated', 'Webhook secret rotated'), ('webhook.resent', 'Webhook re-sent'), ('webhook_address.changed', 'Default webhook address changed'), ('webhook.test_sent', 'Test webhook sent')], max_length=40),
+            model_name="auditlogentry",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("api_key.generated", "API key generated"),
+                    ("api_key.revoked", "API key revoked"),
+                    ("webhook_secret.revealed", "Webhook secret revealed"),
+                    ("webhook_secret.rotated", "Webhook secret rotated"),
+                    ("webhook.resent", "Webhook re-sent"),
+                    ("webhook_address.changed", "Default webhook address changed"),
+                    ("webhook.test_sent", "Test webhook sent"),
+                ],
+                max_length=40,
+            ),
         ),
     ]

@@ -4,15 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0002_webhook_address_actions'),
+        ("dashboard", "0002_webhook_address_actions"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditlogentry',
-            name='action',
-            field=models.CharField(choices=[('api_key.generated', 'API key generated'), ('api_key.revoked', 'API key revoked'), ('webhook_secret.revealed', 'Webhook secret revealed'), ('webhook_secret.rotated', 'Webhook secret rotated'), ('webhook.resent', 'Webhook re-sent'), ('webhook_address.changed', 'Default webhook address changed'), ('webhook.test_sent', 'Test webhook sent'), ('publishable_key.generated', 'Publishable key generated'), ('publishable_key.changed', 'Publishable key settings changed'), ('publishable_key.revoked', 'Publishable key revoked')], max_length=40),
+            model_name="auditlogentry",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("api_key.generated", "API key generated"),
+                    ("api_key.revoked", "API key revoked"),
+                    ("webhook_secret.revealed", "Webhook secret revealed"),
+                    ("webhook_secret.rotated", "Webhook secret rotated"),
+                    ("webhook.resent", "Webhook re-sent"),
+                    ("webhook_address.changed", "Default webhook address changed"),
+                    ("webhook.test_sent", "Test webhook sent"),
+                    ("publishable_key.generated", "Publishable key generated"),
+                    ("publishable_key.changed", "Publishable key settings changed"),
+                    ("publishable_key.revoked", "Publishable key revoked"),
+                ],
+                max_length=40,
+            ),
         ),
     ]

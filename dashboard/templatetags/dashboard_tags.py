@@ -1,4 +1,5 @@
 """Small formatting helpers for the dashboard's templates: UTC times, percentages, SVG arithmetic."""
+
 from datetime import UTC, timedelta
 
 from django import template

@@ -4,19 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='WorkerHeartbeat',
+            name="WorkerHeartbeat",
             fields=[
-                ('queue', models.CharField(max_length=50, primary_key=True, serialize=False)),
-                ('beat_at', models.DateTimeField()),
-                ('worker', models.CharField(blank=True, max_length=255)),
+                ("queue", models.CharField(max_length=50, primary_key=True, serialize=False)),
+                ("beat_at", models.DateTimeField()),
+                ("worker", models.CharField(blank=True, max_length=255)),
             ],
         ),
     ]

@@ -1,4 +1,5 @@
 """`{% pipeline_status as pipeline %}` for the operators' admin front page."""
+
 from django import template
 
 from ..selectors import pipeline_status as _pipeline_status

@@ -21,6 +21,7 @@ the counts and their exact bounds are still reported beside the model's, on both
 calibration half; the held-out half reports how well calibrated it is (expected calibration error).
 It is a probability under the age mix of the calibration data, which the statement says.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -63,11 +64,14 @@ class Estimate:
 
 def _found(estimates: Sequence[Estimate]) -> tuple[np.ndarray, np.ndarray]:
     found = [e for e in estimates if e.estimated_age is not None]
-    return (np.array([e.face.true_age for e in found], dtype=int),
-            np.array([e.estimated_age for e in found], dtype=float))
+    return (
+        np.array([e.face.true_age for e in found], dtype=int),
+        np.array([e.estimated_age for e in found], dtype=float),
+    )
 
 
 # --- error model -------------------------------------------------------------------------------
+
 
 def _kernel() -> np.ndarray:
     ages = np.arange(MODEL_MAX_AGE + 1)
@@ -98,18 +102,20 @@ def _predicted_share(mean, sd, counts: np.ndarray, thresholds: np.ndarray) -> np
 
 # --- thresholds --------------------------------------------------------------------------------
 
+
 def _band_counts(ages: np.ndarray, low: int, high: int, weights=None) -> np.ndarray:
     counts = np.bincount(np.minimum(ages, MODEL_MAX_AGE), weights=weights, minlength=MODEL_MAX_AGE + 1)
     band = np.zeros_like(counts, dtype=float)
-    band[max(low, 0):high + 1] = counts[max(low, 0):high + 1]
+    band[max(low, 0) : high + 1] = counts[max(low, 0) : high + 1]
     return band
 
 
 def choose_thresholds(true_ages: np.ndarray, estimates: np.ndarray) -> dict[int, dict]:
     kernel = _kernel()
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    resamples = [rng.multinomial(len(estimates), np.full(len(estimates), 1 / len(estimates)))
-                 for _ in range(BOOTSTRAP_SAMPLES)]
+    resamples = [
+        rng.multinomial(len(estimates), np.full(len(estimates), 1 / len(estimates))) for _ in range(BOOTSTRAP_SAMPLES)
+    ]
     fitted = [_moments(kernel, true_ages, estimates, weights.astype(float)) for weights in resamples]
     chosen = {}
     for limit in AGE_LIMITS:
@@ -123,8 +129,9 @@ def choose_thresholds(true_ages: np.ndarray, estimates: np.ndarray) -> dict[int,
             younger_bounds.append(_predicted_share(mean, sd, _band_counts(true_ages, 0, near_low - 1, weights), grid))
         near_upper = np.quantile(np.array(near_bounds), BOUND_CONFIDENCE, axis=0)
         younger_upper = np.quantile(np.array(younger_bounds), BOUND_CONFIDENCE, axis=0)
-        near_counted = np.array([((true_ages >= near_low) & (true_ages <= near_high) & (estimates >= t)).sum()
-                                 for t in grid]) / max(near_faces, 1)
+        near_counted = np.array(
+            [((true_ages >= near_low) & (true_ages <= near_high) & (estimates >= t)).sum() for t in grid]
+        ) / max(near_faces, 1)
         younger_mask = true_ages < near_low
         younger_counted = np.array([(younger_mask & (estimates >= t)).sum() for t in grid]) / max(younger_mask.sum(), 1)
         model_ok = (near_upper <= NEAR_MAX_SHARE) & (younger_upper <= YOUNGER_MAX_SHARE)
@@ -153,6 +160,7 @@ def _first(grid: np.ndarray, ok: np.ndarray) -> float | None:
 
 
 # --- confidence --------------------------------------------------------------------------------
+
 
 def fit_confidence(true_ages: np.ndarray, estimates: np.ndarray, limit: int) -> tuple[float, float]:
     """Logistic regression of [true age >= limit] on the estimate (Newton steps, a little ridge)."""
@@ -186,9 +194,14 @@ def calibration_error(true_ages, estimates, limit, intercept, slope, bins: int =
 
 # --- the policy file ---------------------------------------------------------------------------
 
+
 def _share(count: int, total: int) -> dict:
-    return {"count": int(count), "of": int(total), "share": (count / total) if total else None,
-            "upper_95": clopper_pearson_upper(int(count), int(total)) if total else None}
+    return {
+        "count": int(count),
+        "of": int(total),
+        "share": (count / total) if total else None,
+        "upper_95": clopper_pearson_upper(int(count), int(total)) if total else None,
+    }
 
 
 def _shares_at(true_ages, estimates, limit, threshold) -> dict:
@@ -207,13 +220,16 @@ def _spread(true_ages: np.ndarray) -> dict:
     from .evaluation import BANDS
 
     return {
-        "min": int(true_ages.min()), "median": float(np.median(true_ages)), "max": int(true_ages.max()),
+        "min": int(true_ages.min()),
+        "median": float(np.median(true_ages)),
+        "max": int(true_ages.max()),
         "by_band": {name: int(((true_ages >= low) & (true_ages <= high)).sum()) for name, low, high in BANDS},
     }
 
 
-def policy_document(estimates: Sequence[Estimate], *, network: str, source: str, labels: str,
-                    today: datetime.date | None = None) -> dict:
+def policy_document(
+    estimates: Sequence[Estimate], *, network: str, source: str, labels: str, today: datetime.date | None = None
+) -> dict:
     """The whole policy file as a dict: thresholds, confidence models, error model and the evidence."""
     halves = {"calibration": [], "held_out": []}
     for e in estimates:
@@ -237,31 +253,46 @@ def policy_document(estimates: Sequence[Estimate], *, network: str, source: str,
                 "confidence_calibration_error": calibration_error(out_ages, out_est, limit, intercept, slope),
                 # What the error model's threshold alone would give: the price of the counted bound, or of the cap.
                 "at_model_bound_threshold": _shares_at(out_ages, out_est, limit, needs["model_bound"])
-                if (needs := thresholds[limit]["needs"])["model_bound"] is not None else None,
+                if (needs := thresholds[limit]["needs"])["model_bound"] is not None
+                else None,
             },
         }
     body = {
         "network": {"name": network},
         "rule": {
-            "near_band": f"true age limit-{NEAR_BAND_YEARS}..limit-1", "near_max_share": NEAR_MAX_SHARE,
-            "younger_max_share": YOUNGER_MAX_SHARE, "bound": f"one-sided {BOUND_CONFIDENCE:.0%} bootstrap upper "
+            "near_band": f"true age limit-{NEAR_BAND_YEARS}..limit-1",
+            "near_max_share": NEAR_MAX_SHARE,
+            "younger_max_share": YOUNGER_MAX_SHARE,
+            "bound": f"one-sided {BOUND_CONFIDENCE:.0%} bootstrap upper "
             f"bound ({BOOTSTRAP_SAMPLES} resamples, seed {BOOTSTRAP_SEED}) of the error model's predicted share, "
-            "and the counted share on the calibration half", "threshold_step_years": THRESHOLD_STEP,
-            "max_years_over_limit": MAX_YEARS_OVER_LIMIT, "min_band_faces": MIN_BAND_FACES,
+            "and the counted share on the calibration half",
+            "threshold_step_years": THRESHOLD_STEP,
+            "max_years_over_limit": MAX_YEARS_OVER_LIMIT,
+            "min_band_faces": MIN_BAND_FACES,
             "shares_counted_over": "faces found (a retake approves no one)",
         },
         "data": {
-            "source": source, "labels": labels, "images": len(estimates),
-            "faces_found": int(len(cal_est) + len(out_est)), "split": SPLIT_RULE,
-            "calibration_half": {"images": len(halves["calibration"]), "faces_found": int(len(cal_est)),
-                                 "age_spread": _spread(cal_ages)},
-            "held_out_half": {"images": len(halves["held_out"]), "faces_found": int(len(out_est)),
-                              "age_spread": _spread(out_ages) if len(out_ages) else None},
+            "source": source,
+            "labels": labels,
+            "images": len(estimates),
+            "faces_found": int(len(cal_est) + len(out_est)),
+            "split": SPLIT_RULE,
+            "calibration_half": {
+                "images": len(halves["calibration"]),
+                "faces_found": int(len(cal_est)),
+                "age_spread": _spread(cal_ages),
+            },
+            "held_out_half": {
+                "images": len(halves["held_out"]),
+                "faces_found": int(len(out_est)),
+                "age_spread": _spread(out_ages) if len(out_ages) else None,
+            },
         },
         "error_model": {
             "kind": f"estimate | true age ~ Normal(mean(age), sd(age)), Gaussian kernel {BANDWIDTH_YEARS} years",
             "true_age": list(range(MODEL_MAX_AGE + 1)),
-            "mean_estimate": [round(float(v), 3) for v in mean], "sd": [round(float(v), 3) for v in sd],
+            "mean_estimate": [round(float(v), 3) for v in mean],
+            "sd": [round(float(v), 3) for v in sd],
         },
         "limits": limits,
     }

@@ -1,4 +1,5 @@
-"""The practice statement's section on the digital-ID path: what is verified and what is kept, from the code's own limits."""
+"""The statement's section on the digital-ID path: what is verified and what is kept, from the code's own limits."""
+
 from __future__ import annotations
 
 from checks.digital_id.cbor import MAX_BYTES as MAX_CBOR_BYTES

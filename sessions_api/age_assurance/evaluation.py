@@ -8,6 +8,7 @@ Shares are counted over the faces found (a retake is neither an approval nor a d
 a detector that misses children cannot flatter the approval rates. Each share carries the upper end of
 its two-sided 95 % Clopper-Pearson interval: what the data can vouch for, not only what it showed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -94,8 +95,13 @@ class Report:
 Assess = Callable[[bytes, Sequence[int]], tuple[float | None, dict[int, str]]]
 
 
-def evaluate(faces: Iterable[LabelledFace], limits: Sequence[int], *, assess: Assess | None = None,
-             progress: Callable[[int], None] | None = None) -> list[Outcome]:
+def evaluate(
+    faces: Iterable[LabelledFace],
+    limits: Sequence[int],
+    *,
+    assess: Assess | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[Outcome]:
     """Run every labelled image through the production path, one at a time (gentle on a shared CPU)."""
     assess = assess or production_assess()
     faces = list(faces)
@@ -152,8 +158,11 @@ def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled:
         bands=[_band(name, [o for o in found if low <= o.face.true_age <= high]) for name, low, high in BANDS],
         limits=[_limit_report(outcomes, limit) for limit in limits],
         group_errors=_group_errors(found),
-        oldest_looking_child=max(((o.face.true_age, o.estimated_age) for o in found if o.face.true_age < 13),
-                                 key=lambda pair: pair[1], default=None),
+        oldest_looking_child=max(
+            ((o.face.true_age, o.estimated_age) for o in found if o.face.true_age < 13),
+            key=lambda pair: pair[1],
+            default=None,
+        ),
         latency_ms={
             "mean": 1000 * statistics.fmean(seconds),
             "median": 1000 * statistics.median(seconds),
@@ -177,8 +186,10 @@ def _group_errors(found: Sequence[Outcome]) -> dict[str, dict[str, tuple[BandRep
             errors[attribute] = {}
             for group in groups:
                 members = [o for o in found if getattr(o.face, attribute) == group]
-                errors[attribute][group] = (_band("all", members),
-                                            _band("13-17", [o for o in members if 13 <= o.face.true_age <= 17]))
+                errors[attribute][group] = (
+                    _band("all", members),
+                    _band("13-17", [o for o in members if 13 <= o.face.true_age <= 17]),
+                )
     return errors
 
 
@@ -239,8 +250,12 @@ def report_lines(report: Report) -> list[str]:
             for group, (near, younger, adults) in groups.items():
                 lines.append(f"    {group:<8} {_pct(near)} | {_pct(younger)} | {_pct(adults)}")
     latency = report.latency_ms
-    lines += ["", f"latency per image: mean {latency['mean']:.0f} ms, median {latency['median']:.0f} ms, "
-                  f"p95 {latency['p95']:.0f} ms (one process)", summary_line(report)]
+    lines += [
+        "",
+        f"latency per image: mean {latency['mean']:.0f} ms, median {latency['median']:.0f} ms, "
+        f"p95 {latency['p95']:.0f} ms (one process)",
+        summary_line(report),
+    ]
     return lines
 
 
@@ -250,13 +265,20 @@ def _pct(share: Share) -> str:
 
 def summary_line(report: Report) -> str:
     teens = next(band for band in report.bands if band.band == "13-17")
-    parts = [f"images={report.images}", f"faces={report.faces_found}",
-             f"mae={_num(report.overall.mae)}", f"mae_13_17={_num(teens.mae)}", f"bias_13_17={_num(teens.bias, True)}"]
+    parts = [
+        f"images={report.images}",
+        f"faces={report.faces_found}",
+        f"mae={_num(report.overall.mae)}",
+        f"mae_13_17={_num(teens.mae)}",
+        f"bias_13_17={_num(teens.bias, True)}",
+    ]
     for limit in report.limits:
         tag = f"L{limit.age_limit}"
-        parts += [f"{tag}_near_approved={_rate(limit.near_approved)}",
-                  f"{tag}_younger_approved={_rate(limit.younger_approved)}",
-                  f"{tag}_adults_to_doc={_rate(limit.adults_to_document)}"]
+        parts += [
+            f"{tag}_near_approved={_rate(limit.near_approved)}",
+            f"{tag}_younger_approved={_rate(limit.younger_approved)}",
+            f"{tag}_adults_to_doc={_rate(limit.adults_to_document)}",
+        ]
     parts.append(f"latency_ms={report.latency_ms['mean']:.0f}")
     return "SUMMARY " + " ".join(parts)
 
@@ -274,8 +296,12 @@ def csv_write(outcomes: Sequence[Outcome], limits: Sequence[int], handle) -> Non
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(["file", "true_age", "face_found", "estimated_age", *(f"decision_{limit}" for limit in limits)])
     for o in outcomes:
-        writer.writerow([
-            o.face.name, o.face.true_age, "true" if o.face_found else "false",
-            "" if o.estimated_age is None else f"{o.estimated_age:.2f}",
-            *(o.decisions[limit] for limit in limits),
-        ])
+        writer.writerow(
+            [
+                o.face.name,
+                o.face.true_age,
+                "true" if o.face_found else "false",
+                "" if o.estimated_age is None else f"{o.estimated_age:.2f}",
+                *(o.decisions[limit] for limit in limits),
+            ]
+        )

@@ -10,6 +10,7 @@ order of their labels), a threshold is chosen on the first half's pairs alone (t
 false match rate has its 95 % upper bound within TARGET_FALSE_MATCH_RATE) and the rates at it are
 reported on the second half, which played no part in choosing it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -232,10 +233,12 @@ def summarise(scored: Scored, threshold: float) -> Report:
 
 
 def _rates_line(label: str, measured: Rates) -> str:
-    return (f"{label}: false match rate {measured.fmr:.2%} ({measured.false_matches}/{measured.impostor} impostor "
-            f"pairs, 95% upper bound {measured.fmr_upper():.2%}); false non-match rate {measured.fnmr:.1%} "
-            f"({measured.false_non_matches}/{measured.genuine} genuine pairs, 95% upper bound "
-            f"{measured.fnmr_upper():.1%})")
+    return (
+        f"{label}: false match rate {measured.fmr:.2%} ({measured.false_matches}/{measured.impostor} impostor "
+        f"pairs, 95% upper bound {measured.fmr_upper():.2%}); false non-match rate {measured.fnmr:.1%} "
+        f"({measured.false_non_matches}/{measured.genuine} genuine pairs, 95% upper bound "
+        f"{measured.fnmr_upper():.1%})"
+    )
 
 
 def report_lines(report: Report) -> list[str]:
@@ -248,8 +251,10 @@ def report_lines(report: Report) -> list[str]:
         _rates_line(f"pairs of adults ({ADULT_AGE} or over) within {NEAR_AGE_GAP} years", report.adults_near),
     ]
     if report.chosen_on_first_half is None:
-        lines.append(f"held-out check: no threshold keeps the false match rate's upper bound within "
-                     f"{TARGET_FALSE_MATCH_RATE:.0%} on the first half of the people")
+        lines.append(
+            f"held-out check: no threshold keeps the false match rate's upper bound within "
+            f"{TARGET_FALSE_MATCH_RATE:.0%} on the first half of the people"
+        )
     else:
         lines += [
             f"held-out check: threshold chosen on the first half of the people (false match rate upper bound "
@@ -257,8 +262,10 @@ def report_lines(report: Report) -> list[str]:
             "  " + _rates_line("all pairs", report.held_out),
             "  " + _rates_line(f"pairs within {NEAR_AGE_GAP} years", report.held_out_near),
         ]
-    lines.append(f"latency per comparison (two photos: detection, alignment, descriptor): mean "
-                 f"{report.latency_ms:.0f} ms, p95 {report.latency_p95_ms:.0f} ms")
+    lines.append(
+        f"latency per comparison (two photos: detection, alignment, descriptor): mean "
+        f"{report.latency_ms:.0f} ms, p95 {report.latency_p95_ms:.0f} ms"
+    )
     lines.append(
         f"SUMMARY threshold={report.threshold:.3f} fmr={report.overall.fmr:.4f} fnmr={report.overall.fnmr:.4f} "
         f"fmr_10y={report.near.fmr:.4f} fnmr_10y={report.near.fnmr:.4f} genuine={report.overall.genuine} "
@@ -271,5 +278,13 @@ def csv_write(pairs: list[Pair], threshold: float, handle) -> None:
     writer = csv.writer(handle)
     writer.writerow(CSV_COLUMNS)
     for pair in pairs:
-        writer.writerow([pair.a.path.name, pair.b.path.name, int(pair.same_person), pair.age_gap,
-                         f"{pair.score:.4f}", int(pair.score >= threshold)])
+        writer.writerow(
+            [
+                pair.a.path.name,
+                pair.b.path.name,
+                int(pair.same_person),
+                pair.age_gap,
+                f"{pair.score:.4f}",
+                int(pair.score >= threshold),
+            ]
+        )

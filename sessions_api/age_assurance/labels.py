@@ -1,4 +1,5 @@
 """Labelled face folders: UTKFace-style file names (`AGE_GENDER_RACE_*.jpg`) or a `labels.csv` beside the images."""
+
 from __future__ import annotations
 
 import csv
@@ -98,6 +99,9 @@ def _from_labels_csv(labels: Path, directory: Path) -> list[LabelledFace]:
         gender = GENDERS.get(gender, gender.lower()) or None
         if gender not in (None, "male", "female"):
             raise LabelsInvalid(f"{where}: gender must be 0/male or 1/female, got {cells[2]!r}")
-        faces.append(LabelledFace(path=path, true_age=int(age), gender=gender,
-                                  ethnicity=ETHNICITIES.get(ethnicity, ethnicity) or None))
+        faces.append(
+            LabelledFace(
+                path=path, true_age=int(age), gender=gender, ethnicity=ETHNICITIES.get(ethnicity, ethnicity) or None
+            )
+        )
     return sorted(faces, key=lambda face: face.path.name)

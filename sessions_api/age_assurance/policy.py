@@ -11,6 +11,7 @@ probability that a person whose face reads `estimated_age` is at least the age l
 A tenant can only add to the policy: extra years over the threshold, a minimum confidence at least
 the policy's floor (tenants.models), so no setting can let a face through that the policy would not.
 """
+
 from __future__ import annotations
 
 import json
@@ -101,8 +102,13 @@ def policy_load(path: Path | str) -> AgePolicy:
                 confidence_intercept=float(entry["confidence"]["intercept"]),
                 confidence_slope=float(entry["confidence"]["slope"]),
             )
-        policy = AgePolicy(version=str(document["version"]), network=str(document["network"]["name"]),
-                           limits=limits, source=path, document=document)
+        policy = AgePolicy(
+            version=str(document["version"]),
+            network=str(document["network"]["name"]),
+            limits=limits,
+            source=path,
+            document=document,
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise PolicyInvalid(f"the age policy {path} is malformed ({error!r}); rewrite it with calibrate_age_policy")
     for limit in limits.values():
@@ -140,9 +146,12 @@ def face_rule(*, age_limit: int, extra_years: int = 0, min_confidence: float | N
         raise ValueError("tenant settings may make the age policy stricter, never looser")
     calibrated = age_policy().for_limit(age_limit)
     threshold = None if calibrated.threshold is None else calibrated.threshold + extra_years
-    return FaceRule(age_limit=age_limit, threshold=threshold,
-                    min_confidence=AGE_CONFIDENCE_FLOOR if min_confidence is None else min_confidence,
-                    calibrated=calibrated)
+    return FaceRule(
+        age_limit=age_limit,
+        threshold=threshold,
+        min_confidence=AGE_CONFIDENCE_FLOOR if min_confidence is None else min_confidence,
+        calibrated=calibrated,
+    )
 
 
 def tenant_face_rule(tenant, age_limit: int) -> FaceRule:
@@ -154,5 +163,8 @@ def tenant_default_face_rule(age_limit: int) -> FaceRule:
     from tenants.models import Tenant
 
     fields = Tenant._meta
-    return face_rule(age_limit=age_limit, extra_years=fields.get_field("age_extra_years").default,
-                     min_confidence=fields.get_field("min_age_confidence").default)
+    return face_rule(
+        age_limit=age_limit,
+        extra_years=fields.get_field("age_extra_years").default,
+        min_confidence=fields.get_field("min_age_confidence").default,
+    )

@@ -3,6 +3,7 @@
 Every number comes from the policy file (calibration and held-out evidence) or from an evaluation
 run made by `manage.py age_statement`; the prose around them is fixed here. Nothing is typed by hand.
 """
+
 from __future__ import annotations
 
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
@@ -64,8 +65,15 @@ def face_match_section(*, card: dict[str, str], lines: list[str], command: str) 
     ]
 
 
-def statement_markdown(*, policy: dict, network: dict[str, str], report: Report, command: str, generated: str,
-                       face_match: list[str] | None = None) -> str:
+def statement_markdown(
+    *,
+    policy: dict,
+    network: dict[str, str],
+    report: Report,
+    command: str,
+    generated: str,
+    face_match: list[str] | None = None,
+) -> str:
     data = policy["data"]
     rule = policy["rule"]
     cal, held = data["calibration_half"], data["held_out_half"]
@@ -90,10 +98,10 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "1. Liveness: a random head-turn challenge, checked on the face's landmarks (photos, screens and tilted "
         "prints fail). Three attempts per session.",
         f"2. Age estimate: exactly one dominant face per frame; {network['output']}.",
-        f"3. Policy: for the session's age limit, the estimate must reach the calibrated threshold, and "
-        f"`ageConfidence` (the error model's probability that the person is at least the age limit) must reach "
-        f"the minimum (0.5, or the tenant's higher setting). Tenants may add years to the threshold and raise the "
-        f"minimum, never lower either (validated in the admin and enforced by the database).",
+        "3. Policy: for the session's age limit, the estimate must reach the calibrated threshold, and "
+        "`ageConfidence` (the error model's probability that the person is at least the age limit) must reach "
+        "the minimum (0.5, or the tenant's higher setting). Tenants may add years to the threshold and raise the "
+        "minimum, never lower either (validated in the admin and enforced by the database).",
         "4. Otherwise the user is asked for an identity document. A face never denies a session on its own.",
         "",
         "## The network",
@@ -115,8 +123,10 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         f"({cal['images']} images, {cal['faces_found']} faces); the held-out half "
         f"({held['images']} images, {held['faces_found']} faces) measures it on faces it never saw.",
         "- Age spread (faces found) by band, calibration half / held-out half: "
-        + ", ".join(f"{band} {count} / {(held['age_spread'] or {}).get('by_band', {}).get(band, 0)}"
-                    for band, count in cal["age_spread"]["by_band"].items())
+        + ", ".join(
+            f"{band} {count} / {(held['age_spread'] or {}).get('by_band', {}).get(band, 0)}"
+            for band, count in cal["age_spread"]["by_band"].items()
+        )
         + f"; median age {cal['age_spread']['median']:.0f} / {held['age_spread']['median']:.0f}.",
         "",
         "## The policy per age limit",
@@ -126,7 +136,7 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         f"Thresholds are searched on a {rule['threshold_step_years']}-year grid up to "
         f"{rule['max_years_over_limit']} years over the limit; a limit where none holds has the face path **off** "
         "(straight to the document step, and the consent page says so). Shares count faces found (a retake "
-        "approves no one); \"≤\" is the exact Clopper-Pearson 95 % upper bound of the counted share.",
+        'approves no one); "≤" is the exact Clopper-Pearson 95 % upper bound of the counted share.',
         "",
         "| age limit | threshold | threshold the error model's bound needs | threshold the counted shares need | "
         f"held-out: aged limit-{NEAR_BAND_YEARS}..limit-1 approved | held-out: younger approved | "
@@ -155,8 +165,10 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         at = entry["held_out_half"].get("at_model_bound_threshold")
         if at is None or entry.get("needs", {}).get("model_bound") == entry["threshold"]:
             continue
-        lines.append(f"| {limit} | {entry['needs']['model_bound']:.1f} | {_stored_share(at['near_approved'])} | "
-                     f"{_stored_share(at['younger_approved'])} | {_stored_share(at['adults_to_document'])} |")
+        lines.append(
+            f"| {limit} | {entry['needs']['model_bound']:.1f} | {_stored_share(at['near_approved'])} | "
+            f"{_stored_share(at['younger_approved'])} | {_stored_share(at['adults_to_document'])} |"
+        )
     lines += [
         "",
         "A count alone cannot vouch for these bounds on this much data: with no approval at all, the exact "
@@ -181,15 +193,22 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "|---|---|---|---|",
     ]
     for limit in report.limits:
-        lines.append(f"| {limit.age_limit} | {_share(limit.near_approved)} | {_share(limit.younger_approved)} | "
-                     f"{_share(limit.adults_to_document)} |")
+        lines.append(
+            f"| {limit.age_limit} | {_share(limit.near_approved)} | {_share(limit.younger_approved)} | "
+            f"{_share(limit.adults_to_document)} |"
+        )
     lines += ["", "### Fairness: the estimate's error by group", ""]
     for attribute, groups in report.group_errors.items():
-        lines += [f"| {attribute} | faces | mean absolute error | mean signed error | faces aged 13-17 | "
-                  "their mean absolute error | their mean signed error |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"| {attribute} | faces | mean absolute error | mean signed error | faces aged 13-17 | "
+            "their mean absolute error | their mean signed error |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for group, (everyone, teens) in groups.items():
-            lines.append(f"| {group} | {everyone.faces} | {_years(everyone.mae)} | {_years(everyone.bias, True)} | "
-                         f"{teens.faces} | {_years(teens.mae)} | {_years(teens.bias, True)} |")
+            lines.append(
+                f"| {group} | {everyone.faces} | {_years(everyone.mae)} | {_years(everyone.bias, True)} | "
+                f"{teens.faces} | {_years(teens.mae)} | {_years(teens.bias, True)} |"
+            )
         lines.append("")
     lines += ["### Fairness: the decision's shares by group", ""]
     for limit in report.limits:
@@ -230,8 +249,12 @@ def statement_markdown(*, policy: dict, network: dict[str, str], report: Report,
         "that could link them (by design). The median over several frames makes a retry with the same face "
         "give nearly the same estimate (a retry is not a fresh draw); partners should cap sessions per `subject`.",
         "- **Label noise and data overlap.** The labels are apparent ages, and a few look wrong"
-        + (f" (on the held-out half, a face labelled {report.oldest_looking_child[0]} is estimated at "
-           f"{report.oldest_looking_child[1]:.0f})" if report.oldest_looking_child else "")
+        + (
+            f" (on the held-out half, a face labelled {report.oldest_looking_child[0]} is estimated at "
+            f"{report.oldest_looking_child[1]:.0f})"
+            if report.oldest_looking_child
+            else ""
+        )
         + ": they are counted, not removed, which makes the counted bounds strict. "
         "A network trained on the same research set would look better here than on new faces: the held-out "
         "half guards against tuning on the same faces, not against that overlap.",

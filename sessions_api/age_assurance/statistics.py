@@ -1,4 +1,5 @@
 """Confidence bounds for shares measured on a finite sample of faces."""
+
 from __future__ import annotations
 
 from scipy.stats import beta

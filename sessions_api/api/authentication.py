@@ -1,4 +1,5 @@
 """DRF authentication by the `X-API-Key` header (spec section 5)."""
+
 import re
 from dataclasses import dataclass
 

@@ -6,6 +6,7 @@ session data, and without them the SDK could not tell a developer that their pag
 allowed. A request with no `Origin` (a native app) is not a browser, so there is no origin to check.
 A secret key sent here is refused and flagged to the tenant: it has been exposed.
 """
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -36,11 +37,17 @@ CLIENT_HEADERS = "Authorization, Content-Type"
 PREFLIGHT_MAX_AGE = "600"
 
 KEY_PARAMETER = OpenApiParameter(
-    "key", OpenApiTypes.STR, OpenApiParameter.QUERY, required=True,
+    "key",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    required=True,
     description="Your publishable key, av_pk_live_... or av_pk_test_... (public; never a secret key).",
 )
 CLIENT_SECRET_HEADER = OpenApiParameter(
-    "Authorization", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True,
+    "Authorization",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=True,
     description="`Bearer <clientSecret>`: the session's clientSecret from POST /v1/sessions (never in a URL).",
 )
 
@@ -64,34 +71,48 @@ class ClientApiView(APIView):
         origin = request.headers.get("Origin")
         if origin is not None and origin not in self.publishable_key.allowed_origins:
             raise ApiProblem(
-                status_code=403, code="origin_not_allowed",
+                status_code=403,
+                code="origin_not_allowed",
                 detail=f"The origin {origin} is not allowed for this publishable key. Add it to the key's allowed "
-                       f"origins in the dashboard (SDK keys), exactly as the browser sends it.",
+                f"origins in the dashboard (SDK keys), exactly as the browser sends it.",
             )
         publishable_key_touch(self.publishable_key)
 
     def _key(self, request) -> PublishableKey:
         raw = request.query_params.get("key", "").strip()
-        secret = next((value for value in (raw, request.headers.get("X-API-Key", ""), self._bearer(request))
-                       if value.startswith(SECRET_KEY_PREFIXES)), None)
+        secret = next(
+            (
+                value
+                for value in (raw, request.headers.get("X-API-Key", ""), self._bearer(request))
+                if value.startswith(SECRET_KEY_PREFIXES)
+            ),
+            None,
+        )
         if secret is not None:
             exposed = api_key_resolve(secret)
             if exposed is not None:
                 api_key_flag_exposed(exposed)
             raise ApiProblem(
-                status_code=401, code="secret_key_not_allowed",
+                status_code=401,
+                code="secret_key_not_allowed",
                 detail="A secret API key (av_live_/av_test_) was sent from a browser or app. It must never leave your "
-                       "backend: use a publishable key (av_pk_...) here, and rotate the secret key now (it is flagged "
-                       "as exposed in your dashboard).",
+                "backend: use a publishable key (av_pk_...) here, and rotate the secret key now (it is flagged "
+                "as exposed in your dashboard).",
             )
         if not raw:
-            raise ApiProblem(status_code=401, code="missing_publishable_key",
-                             detail="Pass your publishable key as ?key=av_pk_live_... or av_pk_test_...")
+            raise ApiProblem(
+                status_code=401,
+                code="missing_publishable_key",
+                detail="Pass your publishable key as ?key=av_pk_live_... or av_pk_test_...",
+            )
         key = publishable_key_resolve(raw)
         if key is None:
-            raise ApiProblem(status_code=401, code="invalid_publishable_key",
-                             detail="This publishable key is unknown or has been revoked: copy a current one from the "
-                                    "dashboard (SDK keys).")
+            raise ApiProblem(
+                status_code=401,
+                code="invalid_publishable_key",
+                detail="This publishable key is unknown or has been revoked: copy a current one from the "
+                "dashboard (SDK keys).",
+            )
         return key
 
     @staticmethod
@@ -102,8 +123,11 @@ class ClientApiView(APIView):
     def client_secret(self, request) -> str:
         value = self._bearer(request)
         if not value:
-            raise ApiProblem(status_code=401, code="invalid_client_secret",
-                             detail="Send the session's clientSecret as `Authorization: Bearer <clientSecret>`.")
+            raise ApiProblem(
+                status_code=401,
+                code="invalid_client_secret",
+                detail="Send the session's clientSecret as `Authorization: Bearer <clientSecret>`.",
+            )
         return value
 
     def session(self, request):
@@ -134,35 +158,62 @@ class ClientApiView(APIView):
 
 
 def _session_state(session) -> dict:
-    return {"sessionId": session.id, "status": session.status, "reason": session.reason or None,
-            "mode": session.mode, "expiresAt": iso_ms(session.expires_at)}
+    return {
+        "sessionId": session.id,
+        "status": session.status,
+        "reason": session.reason or None,
+        "mode": session.mode,
+        "expiresAt": iso_ms(session.expires_at),
+    }
 
 
-SESSION_STATE = inline_serializer("ClientSessionState", {
-    "sessionId": serializers.CharField(), "status": serializers.CharField(),
-    "reason": serializers.CharField(allow_null=True), "mode": serializers.CharField(),
-    "expiresAt": serializers.CharField(),
-})
+SESSION_STATE = inline_serializer(
+    "ClientSessionState",
+    {
+        "sessionId": serializers.CharField(),
+        "status": serializers.CharField(),
+        "reason": serializers.CharField(allow_null=True),
+        "mode": serializers.CharField(),
+        "expiresAt": serializers.CharField(),
+    },
+)
 
 
 class ClientConfigApi(ClientApiView):
     @extend_schema(
-        operation_id="client_config", tags=["client (SDK mode)"], auth=[], parameters=[KEY_PARAMETER],
+        operation_id="client_config",
+        tags=["client (SDK mode)"],
+        auth=[],
+        parameters=[KEY_PARAMETER],
         summary="Preflight of the SDK: the key is valid, the origin allowed; the key's mode",
-        responses={200: inline_serializer("ClientConfig", {
-            "mode": serializers.CharField(), "clientSessions": serializers.BooleanField(),
-            "ageLimit": serializers.IntegerField(allow_null=True),
-        }), **problems(401, 403)},
+        responses={
+            200: inline_serializer(
+                "ClientConfig",
+                {
+                    "mode": serializers.CharField(),
+                    "clientSessions": serializers.BooleanField(),
+                    "ageLimit": serializers.IntegerField(allow_null=True),
+                },
+            ),
+            **problems(401, 403),
+        },
     )
     def get(self, request):
         key = self.publishable_key
-        return Response({"mode": key.mode, "clientSessions": key.client_sessions_enabled,
-                         "ageLimit": key.client_age_limit if key.client_sessions_enabled else None})
+        return Response(
+            {
+                "mode": key.mode,
+                "clientSessions": key.client_sessions_enabled,
+                "ageLimit": key.client_age_limit if key.client_sessions_enabled else None,
+            }
+        )
 
 
 class ClientSessionStatusApi(ClientApiView):
     @extend_schema(
-        operation_id="client_session_status", tags=["client (SDK mode)"], auth=[],
+        operation_id="client_session_status",
+        tags=["client (SDK mode)"],
+        auth=[],
         parameters=[KEY_PARAMETER, CLIENT_SECRET_HEADER],
         summary="A session's status and reason, read with its client secret (never its subject or results)",
         description="A UI signal only: the official result is GET /v1/sessions/{id} on your backend, or the webhook.",
@@ -178,7 +229,10 @@ class ClientSessionInputSerializer(serializers.Serializer):
 
 class ClientSessionCreateApi(ClientApiView):
     @extend_schema(
-        operation_id="client_sessions_create", tags=["client (SDK mode)"], auth=[], parameters=[KEY_PARAMETER],
+        operation_id="client_sessions_create",
+        tags=["client (SDK mode)"],
+        auth=[],
+        parameters=[KEY_PARAMETER],
         summary="Create a session from a browser or app (opt-in per publishable key)",
         description=(
             "Off by default. The age limit is the key's, every URL comes from the key's settings. Anyone can call "
@@ -186,26 +240,41 @@ class ClientSessionCreateApi(ClientApiView):
             "GET /v1/sessions/{id} before trusting the result. Rate-limited per key and per client address."
         ),
         request=ClientSessionInputSerializer,
-        responses={201: inline_serializer("ClientSessionCreated", {
-            "sessionId": serializers.CharField(), "clientSecret": serializers.CharField(),
-            "status": serializers.CharField(), "mode": serializers.CharField(), "expiresAt": serializers.CharField(),
-        }), **problems(400, 401, 403, 415, 429)},
+        responses={
+            201: inline_serializer(
+                "ClientSessionCreated",
+                {
+                    "sessionId": serializers.CharField(),
+                    "clientSecret": serializers.CharField(),
+                    "status": serializers.CharField(),
+                    "mode": serializers.CharField(),
+                    "expiresAt": serializers.CharField(),
+                },
+            ),
+            **problems(400, 401, 403, 415, 429),
+        },
     )
     def post(self, request):
         require_json_body(request)
         key = self.publishable_key
         refused = client_session_creation_refused(request, key.pk)
         if refused is not None:
-            raise ApiProblem(status_code=429, code="rate_limited", headers={"Retry-After": str(refused.retry_after)},
-                             detail=f"Too many sessions created from clients. Retry in {refused.retry_after} s.")
+            raise ApiProblem(
+                status_code=429,
+                code="rate_limited",
+                headers={"Retry-After": str(refused.retry_after)},
+                detail=f"Too many sessions created from clients. Retry in {refused.retry_after} s.",
+            )
         serializer = ClientSessionInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
             created = client_session_create(key=key, subject=serializer.validated_data["subject"])
         except ClientAccessRefused as refusal:
             raise _refused(refusal) from None
-        return Response({**_session_state(created.session),
-                         "clientSecret": client_secret_for(created.session, created.token)}, status=201)
+        return Response(
+            {**_session_state(created.session), "clientSecret": client_secret_for(created.session, created.token)},
+            status=201,
+        )
 
 
 class LaunchInputSerializer(serializers.Serializer):
@@ -214,7 +283,9 @@ class LaunchInputSerializer(serializers.Serializer):
 
 class ClientLaunchApi(ClientApiView):
     @extend_schema(
-        operation_id="client_launch", tags=["client (SDK mode)"], auth=[],
+        operation_id="client_launch",
+        tags=["client (SDK mode)"],
+        auth=[],
         parameters=[KEY_PARAMETER, CLIENT_SECRET_HEADER],
         summary="A one-time launch URL (60 s) opening the flow top-level or in an in-app browser tab",
         description=(
@@ -222,9 +293,16 @@ class ClientLaunchApi(ClientApiView):
             "When the session is final the flow returns there with `session_id` and `status` query parameters."
         ),
         request=LaunchInputSerializer,
-        responses={201: inline_serializer("ClientLaunch", {
-            "launchUrl": serializers.CharField(), "expiresAt": serializers.CharField(),
-        }), **problems(400, 401, 403, 409, 410, 415)},
+        responses={
+            201: inline_serializer(
+                "ClientLaunch",
+                {
+                    "launchUrl": serializers.CharField(),
+                    "expiresAt": serializers.CharField(),
+                },
+            ),
+            **problems(400, 401, 403, 409, 410, 415),
+        },
     )
     def post(self, request):
         require_json_body(request)
@@ -232,9 +310,12 @@ class ClientLaunchApi(ClientApiView):
         serializer.is_valid(raise_exception=True)
         return_url = serializer.validated_data.get("returnUrl", "")
         if return_url and return_url not in self.publishable_key.return_urls:
-            raise ApiProblem(status_code=400, code="return_url_not_registered",
-                             detail=f"{return_url} is not a registered return URL of this publishable key: register it "
-                                    "in the dashboard (SDK keys), or leave returnUrl out.")
+            raise ApiProblem(
+                status_code=400,
+                code="return_url_not_registered",
+                detail=f"{return_url} is not a registered return URL of this publishable key: register it "
+                "in the dashboard (SDK keys), or leave returnUrl out.",
+            )
         try:
             session = session_open_for_client(self.session(request))
         except ClientAccessRefused as refusal:

@@ -1,8 +1,9 @@
-"""The API around the session (additive to the spec's two endpoints): GET /v1/sessions and POST /v1/sessions/{id}/cancel.
+"""The API around the session (beside the spec's two endpoints): GET /v1/sessions, POST /v1/sessions/{id}/cancel.
 
 The list shows each session exactly as GET /v1/sessions/{id} does, newest first, a page at a time with
 an opaque cursor; a key sees only its own mode's sessions, as everywhere.
 """
+
 import base64
 import binascii
 import json
@@ -19,7 +20,7 @@ from ..selectors import SessionNotFound, session_get, sessions_list_for_tenant
 from ..state_machine import OPEN_STATUSES, TransitionNotAllowed, session_cancel
 from .problems import ApiProblem
 from .serializers import SessionReadResponseSerializer, session_read_representation
-from .views import SessionCreateApi, ApiView, problems, response_headers, session_not_found
+from .views import ApiView, SessionCreateApi, problems, response_headers, session_not_found
 
 LIST_LIMIT_DEFAULT = 20
 LIST_LIMIT_MAX = 100
@@ -52,8 +53,9 @@ class StatusesQueryField(_QueryField):
         statuses = tuple(part.strip() for part in data.split(","))
         unknown = [status for status in statuses if status not in Status.values]
         if unknown:
-            raise ValidationError(f"must be one or more of {', '.join(Status.values)}, comma-separated",
-                                  code="invalid_value")
+            raise ValidationError(
+                f"must be one or more of {', '.join(Status.values)}, comma-separated", code="invalid_value"
+            )
         return statuses
 
 
@@ -71,8 +73,9 @@ class TimestampQueryField(_QueryField):
         except ValueError:
             value = None
         if value is None or value.tzinfo is None:
-            raise ValidationError("must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T10:15:30Z",
-                                  code="invalid_value")
+            raise ValidationError(
+                "must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T10:15:30Z", code="invalid_value"
+            )
         return value
 
 
@@ -116,23 +119,40 @@ class SessionListQuerySerializer(serializers.Serializer):
 class SessionListResponseSerializer(serializers.Serializer):
     data = SessionReadResponseSerializer(many=True, help_text="Each session as GET /v1/sessions/{id} answers it.")
     hasMore = serializers.BooleanField(help_text="Whether another page follows.")
-    nextCursor = serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; null on "
-                                                                  "the last one.")
+    nextCursor = serializers.CharField(
+        allow_null=True, help_text="Pass as `cursor` for the next page; null on the last one."
+    )
 
 
 def _list_parameters() -> list[OpenApiParameter]:
     query = OpenApiParameter.QUERY
     return [
-        OpenApiParameter("status", OpenApiTypes.STR, query, description="Only sessions in these statuses, "
-                         f"comma-separated ({', '.join(Status.values)}).", examples=[
-                             OpenApiExample("final", value="approved,denied")]),
+        OpenApiParameter(
+            "status",
+            OpenApiTypes.STR,
+            query,
+            description=f"Only sessions in these statuses, comma-separated ({', '.join(Status.values)}).",
+            examples=[OpenApiExample("final", value="approved,denied")],
+        ),
         OpenApiParameter("subject", OpenApiTypes.STR, query, description="Only this subject (exact match)."),
-        OpenApiParameter("created_from", OpenApiTypes.DATETIME, query,
-                         description="Only sessions created at or after this time (ISO 8601 with a time zone)."),
-        OpenApiParameter("created_before", OpenApiTypes.DATETIME, query,
-                         description="Only sessions created before this time (ISO 8601 with a time zone)."),
-        OpenApiParameter("limit", OpenApiTypes.INT, query,
-                         description=f"Page size, 1 to {LIST_LIMIT_MAX} (default {LIST_LIMIT_DEFAULT})."),
+        OpenApiParameter(
+            "created_from",
+            OpenApiTypes.DATETIME,
+            query,
+            description="Only sessions created at or after this time (ISO 8601 with a time zone).",
+        ),
+        OpenApiParameter(
+            "created_before",
+            OpenApiTypes.DATETIME,
+            query,
+            description="Only sessions created before this time (ISO 8601 with a time zone).",
+        ),
+        OpenApiParameter(
+            "limit",
+            OpenApiTypes.INT,
+            query,
+            description=f"Page size, 1 to {LIST_LIMIT_MAX} (default {LIST_LIMIT_DEFAULT}).",
+        ),
         OpenApiParameter("cursor", OpenApiTypes.STR, query, description="`nextCursor` of the previous page."),
         *response_headers(200),
     ]
@@ -145,7 +165,7 @@ class SessionCollectionApi(SessionCreateApi):
         operation_id="sessions_list",
         summary="List sessions, newest first",
         description="The sessions of the key's mode (live keys: live sessions, test keys: sandbox ones), newest "
-                    "first, each as `GET /v1/sessions/{id}` shows it. Filters combine; pages follow `nextCursor`.",
+        "first, each as `GET /v1/sessions/{id}` shows it. Filters combine; pages follow `nextCursor`.",
         parameters=_list_parameters(),
         responses={200: SessionListResponseSerializer, **problems(400, 401, 403, 429, 503)},
     )
@@ -154,17 +174,23 @@ class SessionCollectionApi(SessionCreateApi):
         query.is_valid(raise_exception=True)
         filters = query.validated_data
         page = sessions_list_for_tenant(
-            tenant=request.user.tenant, mode=request.auth.mode,
-            statuses=filters.get("status", ()), subject=filters.get("subject"),
-            created_from=filters.get("created_from"), created_before=filters.get("created_before"),
-            after=filters.get("cursor"), limit=filters.get("limit", LIST_LIMIT_DEFAULT),
+            tenant=request.user.tenant,
+            mode=request.auth.mode,
+            statuses=filters.get("status", ()),
+            subject=filters.get("subject"),
+            created_from=filters.get("created_from"),
+            created_before=filters.get("created_before"),
+            after=filters.get("cursor"),
+            limit=filters.get("limit", LIST_LIMIT_DEFAULT),
         )
         last = page.sessions[-1] if page.sessions else None
-        return Response({
-            "data": [session_read_representation(session) for session in page.sessions],
-            "hasMore": page.has_more,
-            "nextCursor": _cursor_encode(last.created_at, last.id) if page.has_more else None,
-        })
+        return Response(
+            {
+                "data": [session_read_representation(session) for session in page.sessions],
+                "hasMore": page.has_more,
+                "nextCursor": _cursor_encode(last.created_at, last.id) if page.has_more else None,
+            }
+        )
 
 
 class SessionCancelApi(ApiView):
@@ -172,8 +198,8 @@ class SessionCancelApi(ApiView):
         operation_id="sessions_cancel",
         summary="Cancel an open session",
         description="Ends an open session as `denied` with reason `cancelled`, as the user's Cancel button does "
-                    "(the webhook is sent as for any final session). Cancelling a session already cancelled "
-                    "answers it again; any other final session is a 409. No request body.",
+        "(the webhook is sent as for any final session). Cancelling a session already cancelled "
+        "answers it again; any other final session is a 409. No request body.",
         request=None,
         parameters=response_headers(200),
         responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 409, 429, 503)},
@@ -191,7 +217,10 @@ class SessionCancelApi(ApiView):
         except SessionNotFound:
             raise session_not_found()
         if session.reason != Reason.CANCELLED:
-            raise ApiProblem(status_code=409, code="session_final",
-                             detail=f"The session is already {session.status} ({session.reason}); "
-                                    "only an open session can be cancelled.")
+            raise ApiProblem(
+                status_code=409,
+                code="session_final",
+                detail=f"The session is already {session.status} ({session.reason}); "
+                "only an open session can be cancelled.",
+            )
         return Response(session_read_representation(session))

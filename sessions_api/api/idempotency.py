@@ -5,6 +5,7 @@ hash. It is sealed with AES-GCM under a key derived from SECRET_KEY, bound to it
 a database dump or backup alone does not give anyone a usable flow link. (Re-deriving the token at
 replay is impossible by design: it is random and only its hash is stored.)
 """
+
 import base64
 import hashlib
 import hmac
@@ -13,10 +14,10 @@ import os
 from collections.abc import Callable
 from decimal import Decimal
 
-from django.conf import settings
-from django.db import IntegrityError, transaction
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
@@ -50,7 +51,9 @@ def _validate_key(key: str) -> None:
     if not 1 <= len(key) <= KEY_MAX_LENGTH or not key.isprintable():
         message = f"must be 1 to {KEY_MAX_LENGTH} printable characters"
         raise ApiProblem(
-            status_code=400, code="validation_error", detail=f"{HEADER} {message}",
+            status_code=400,
+            code="validation_error",
+            detail=f"{HEADER} {message}",
             errors=[{"field": HEADER, "code": "out_of_range", "message": message}],
         )
 
@@ -61,8 +64,9 @@ def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> Idempotency
     for _ in range(2):
         try:
             with transaction.atomic():
-                return IdempotencyRecord.objects.create(tenant=tenant, mode=mode, key=key,
-                                                        request_fingerprint=fingerprint)
+                return IdempotencyRecord.objects.create(
+                    tenant=tenant, mode=mode, key=key, request_fingerprint=fingerprint
+                )
         except IntegrityError:
             record = IdempotencyRecord.objects.filter(tenant=tenant, mode=mode, key=key).first()
         if record is None:
@@ -72,7 +76,8 @@ def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> Idempotency
             continue
         if record.request_fingerprint != fingerprint:
             raise ApiProblem(
-                status_code=422, code="idempotency_key_reused",
+                status_code=422,
+                code="idempotency_key_reused",
                 detail=f"This {HEADER} was already used with a different request body.",
             )
         if record.response_status is not None:
@@ -84,7 +89,8 @@ def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> Idempotency
                 record.created_at = now
                 return record
         raise ApiProblem(
-            status_code=409, code="idempotency_key_in_use",
+            status_code=409,
+            code="idempotency_key_in_use",
             detail=f"A request with this {HEADER} is still being processed. Retry shortly.",
         )
     raise ApiProblem(status_code=409, code="idempotency_key_in_use", detail="Retry shortly.")
@@ -114,7 +120,8 @@ def _stored_body(record: IdempotencyRecord):
         plain = AESGCM(_sealing_key()).decrypt(raw[:12], raw[12:], bound_to)
     except InvalidTag:  # SECRET_KEY changed since: the response cannot be given back, and must not be redone
         raise ApiProblem(
-            status_code=422, code="idempotency_key_reused",
+            status_code=422,
+            code="idempotency_key_reused",
             detail=f"The first response to this {HEADER} can no longer be replayed; send the request with a new key.",
         )
     return json.loads(plain)

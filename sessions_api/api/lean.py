@@ -12,6 +12,7 @@ exception handling (the API's problem details) and the view's `finalize_response
 `Cache-Control`, `Allow`). What is left out is only the generic machinery: `LeanRequest` is the part of
 DRF's Request the handlers use, and JSON answers are rendered as DRF's JSONRenderer renders them.
 """
+
 from functools import cached_property, lru_cache
 
 from django.http import HttpResponse
@@ -37,7 +38,8 @@ def lean_acceptable(request) -> bool:
     """Whether the request can take the hot path: it accepts JSON as partners ask for it."""
     meta = request.META
     return meta.get("HTTP_ACCEPT", "") in _PLAIN_ACCEPTS and (
-        not meta.get("QUERY_STRING") or api_settings.URL_FORMAT_OVERRIDE not in request.GET)
+        not meta.get("QUERY_STRING") or api_settings.URL_FORMAT_OVERRIDE not in request.GET
+    )
 
 
 class LeanRequest:
@@ -79,8 +81,11 @@ class LeanRequest:
 @lru_cache(maxsize=1)
 def _json_encoder() -> JSONEncoder:
     """One encoder for every answer, with the project's settings: json.dumps would build one per call."""
-    return JSONEncoder(ensure_ascii=not api_settings.UNICODE_JSON, allow_nan=not api_settings.STRICT_JSON,
-                       separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "))
+    return JSONEncoder(
+        ensure_ascii=not api_settings.UNICODE_JSON,
+        allow_nan=not api_settings.STRICT_JSON,
+        separators=(",", ":") if api_settings.COMPACT_JSON else (", ", ": "),
+    )
 
 
 def render_json(data) -> bytes:

@@ -1,4 +1,5 @@
 """Request ids on every response, problem details for anything under /v1/ that a view did not answer, chunked bodies."""
+
 import io
 import logging
 import re
@@ -85,8 +86,12 @@ class ChunkedBodyMiddleware:
         chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
         if chunked and request.path.startswith(API_PREFIX) and not request.META.get("CONTENT_LENGTH"):
             if not request.META.get("wsgi.input_terminated"):
-                return problem_response(request, status_code=411, code="length_required",
-                                        detail="Send the body with a Content-Length header.")
+                return problem_response(
+                    request,
+                    status_code=411,
+                    code="length_required",
+                    detail="Send the body with a Content-Length header.",
+                )
             body = _read_at_most(request.META["wsgi.input"], settings.API_MAX_BODY_BYTES + 1)
             request.META["CONTENT_LENGTH"] = str(len(body))
             request._stream = LimitedStream(io.BytesIO(body), len(body))

@@ -1,4 +1,5 @@
 """The API's JSON parser: capped at 16 KiB, strict JSON (no NaN, no duplicate keys), numbers read exactly, an object."""
+
 import json
 from decimal import Decimal
 
@@ -31,8 +32,12 @@ def _object_without_duplicate_keys(pairs):
 
 
 # One decoder for every body: json.loads with these options would build a decoder and its scanner per call.
-_strict_decoder = json.JSONDecoder(parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
-                                   object_pairs_hook=_object_without_duplicate_keys)
+_strict_decoder = json.JSONDecoder(
+    parse_float=Decimal,
+    parse_int=_parse_int,
+    parse_constant=_reject_constant,
+    object_pairs_hook=_object_without_duplicate_keys,
+)
 
 
 def json_loads_strict(text: str):

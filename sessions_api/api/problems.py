@@ -1,4 +1,5 @@
 """RFC 9457 problem details: the one error format of the API (CONTRACT 2), for every failure under /v1/."""
+
 import logging
 import math
 
@@ -95,7 +96,9 @@ def service_unavailable(request) -> JsonResponse:
 
 def internal_error(request) -> JsonResponse:
     return problem_response(
-        request, status_code=500, code="internal_error",
+        request,
+        status_code=500,
+        code="internal_error",
         detail="An unexpected error occurred. It has been logged; quote the requestId to support.",
     )
 
@@ -138,8 +141,12 @@ def problem_exception_handler(exc, context):
     request = context.get("request")
     if isinstance(exc, ApiProblem):
         return problem_response(
-            request, status_code=exc.status_code, code=exc.problem_code, detail=str(exc.detail),
-            errors=exc.errors, headers=exc.headers,
+            request,
+            status_code=exc.status_code,
+            code=exc.problem_code,
+            detail=str(exc.detail),
+            errors=exc.errors,
+            headers=exc.headers,
         )
     if isinstance(exc, exceptions.ValidationError):
         errors = _field_errors(exc.detail)
@@ -151,7 +158,9 @@ def problem_exception_handler(exc, context):
     if isinstance(exc, exceptions.Throttled):
         wait = max(1, math.ceil(exc.wait or 1))
         return problem_response(
-            request, status_code=429, code="rate_limited",
+            request,
+            status_code=429,
+            code="rate_limited",
             detail=f"Rate limit exceeded. Retry in {wait} second{'s' if wait != 1 else ''}.",
             headers={"Retry-After": str(wait)},
         )
@@ -167,7 +176,9 @@ def problem_exception_handler(exc, context):
         headers = {}
         if exc.status_code == status.HTTP_401_UNAUTHORIZED:
             headers["WWW-Authenticate"] = 'ApiKey header="X-API-Key"'
-        return problem_response(request, status_code=exc.status_code, code=code, detail=str(exc.detail), headers=headers)
+        return problem_response(
+            request, status_code=exc.status_code, code=code, detail=str(exc.detail), headers=headers
+        )
     if is_backend_outage(exc):
         logger.warning("backend unavailable: %s", exc)
         return service_unavailable(request)

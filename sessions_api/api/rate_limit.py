@@ -11,6 +11,7 @@ fails open (logged): rate limiting protects the service, it must not take the AP
 The same Redis round trip reads the API key generation, which confirms a key served from the
 authentication cache (tenants.selectors).
 """
+
 import logging
 import math
 import threading
@@ -160,8 +161,13 @@ class PendingTake:
             self._fail_open(error)
             return None
         allowed, tokens, generation = reply
-        self._state = BucketState(allowed=bool(allowed), tokens=float(tokens), rate=self._rate, burst=self._burst,
-                                  generation=generation.decode())
+        self._state = BucketState(
+            allowed=bool(allowed),
+            tokens=float(tokens),
+            rate=self._rate,
+            burst=self._burst,
+            generation=generation.decode(),
+        )
         return self._state
 
     def _release(self) -> None:
@@ -199,8 +205,9 @@ def _packed_take(connection, key: str, rate: float, burst: int) -> list[bytes]:
     if packed is None:
         if len(_packed) >= _PACKED_MAX_ENTRIES:
             _packed.clear()
-        packed = connection.pack_command("EVALSHA", _bucket_script.sha, 2, f"ratelimit:{key}",
-                                         API_KEYS_GENERATION_KEY, rate, burst)
+        packed = connection.pack_command(
+            "EVALSHA", _bucket_script.sha, 2, f"ratelimit:{key}", API_KEYS_GENERATION_KEY, rate, burst
+        )
         _packed[(key, rate, burst)] = packed
     return packed
 
@@ -220,8 +227,9 @@ def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
 def unauthenticated_request_refused(request) -> BucketState | None:
     """Take a token from the client address's bucket for a request without a valid key; its state if refused."""
     address = client_address(request) or "unknown"
-    state = bucket_take(f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND,
-                        burst=settings.API_UNAUTHENTICATED_BURST)
+    state = bucket_take(
+        f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND, burst=settings.API_UNAUTHENTICATED_BURST
+    )
     return state if state is not None and not state.allowed else None
 
 
@@ -231,8 +239,11 @@ def client_session_creation_refused(request, publishable_key_id: int) -> BucketS
     The refusing bucket's state, or None."""
     for bucket, rate, burst in (
         (f"pk:{publishable_key_id}", settings.CLIENT_SESSIONS_RATE_PER_KEY, settings.CLIENT_SESSIONS_BURST_PER_KEY),
-        (f"pk-address:{client_address(request) or 'unknown'}", settings.CLIENT_SESSIONS_RATE_PER_ADDRESS,
-         settings.CLIENT_SESSIONS_BURST_PER_ADDRESS),
+        (
+            f"pk-address:{client_address(request) or 'unknown'}",
+            settings.CLIENT_SESSIONS_RATE_PER_ADDRESS,
+            settings.CLIENT_SESSIONS_BURST_PER_ADDRESS,
+        ),
     ):
         state = bucket_take(bucket, rate=rate, burst=burst)
         if state is not None and not state.allowed:

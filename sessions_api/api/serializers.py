@@ -1,4 +1,5 @@
 """The API's shapes: strict input validation (snake_case in) and the session representation (camelCase out)."""
+
 import ipaddress
 import unicodedata
 from decimal import Decimal
@@ -147,12 +148,23 @@ class StrictUrlField(serializers.Field):
         return value or None
 
 
-@extend_schema_serializer(examples=[OpenApiExample(
-    "A session for one user", request_only=True,
-    description="Runs as is in Swagger's \"Try it out\" (add `notification_url` with your HTTPS webhook receiver).",
-    value={"subject": "user-42", "age_limit": 18, "callback_url": "https://shop.example/verified",
-           "cancel_url": "https://shop.example/cancelled"},
-)])
+@extend_schema_serializer(
+    examples=[
+        OpenApiExample(
+            "A session for one user",
+            request_only=True,
+            description=(
+                'Runs as is in Swagger\'s "Try it out" (add `notification_url` with your HTTPS webhook receiver).'
+            ),
+            value={
+                "subject": "user-42",
+                "age_limit": 18,
+                "callback_url": "https://shop.example/verified",
+                "cancel_url": "https://shop.example/cancelled",
+            },
+        )
+    ]
+)
 class SessionCreateInputSerializer(serializers.Serializer):
     subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)
     age_limit = StrictIntegerField(min_value=AGE_LIMIT_MIN, max_value=AGE_LIMIT_MAX)
@@ -195,11 +207,18 @@ def _plain_fields_of(prototype: serializers.Serializer) -> dict | None:
     no renamed sources), so a body of known fields that each field accepts is valid as it is.
     """
     serializer_class = type(prototype)
-    plain = all(
-        isinstance(field, _STRICT_FIELDS) and not field.read_only and field.default is empty
-        and field.source == name and not field.validators
-        for name, field in prototype.fields.items()
-    ) and serializer_class.validate is serializers.Serializer.validate and not prototype.validators
+    plain = (
+        all(
+            isinstance(field, _STRICT_FIELDS)
+            and not field.read_only
+            and field.default is empty
+            and field.source == name
+            and not field.validators
+            for name, field in prototype.fields.items()
+        )
+        and serializer_class.validate is serializers.Serializer.validate
+        and not prototype.validators
+    )
     return dict(prototype.fields) if plain else None
 
 
@@ -286,8 +305,9 @@ class SessionOutputSerializer(serializers.Serializer):
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
 
-    @extend_schema_field({"type": "string", "enum": [*Reason.values, None], "nullable": True,
-                          "description": reason_description()})
+    @extend_schema_field(
+        {"type": "string", "enum": [*Reason.values, None], "nullable": True, "description": reason_description()}
+    )
     def get_reason(self, session) -> str | None:
         return session.reason or None
 
@@ -346,10 +366,12 @@ class ValidateDocOutputSerializer(serializers.Serializer):
     holderMatch = HolderMatchOutputSerializer(
         allow_null=True,
         help_text="The live face compared with the document's portrait; null when no live capture came with the "
-                  "document (the tenant's presence policy is off).")
+        "document (the tenant's presence policy is off).",
+    )
     livenessChecked = serializers.BooleanField(
         help_text="Whether a passed liveness capture of this session came with the document. False: the "
-                  "document alone decided (presence policy off); check it before trusting the approval.")
+        "document alone decided (presence policy off); check it before trusting the approval."
+    )
 
     @extend_schema_field({"type": "string", "format": "date-time", "example": "2004-05-17T00:00:00.000Z"})
     def get_birthdate(self, result) -> str:
@@ -359,7 +381,9 @@ class ValidateDocOutputSerializer(serializers.Serializer):
 
 class AgeCredentialIssuerOutputSerializer(serializers.Serializer):
     country = serializers.CharField(allow_null=True, help_text="ISO 3166 code of the trust anchor's country.")
-    trustSource = serializers.CharField(help_text='Where the anchor was configured from: "pem:<name>", "vical:<name>", "sandbox".')
+    trustSource = serializers.CharField(
+        help_text='Where the anchor was configured from: "pem:<name>", "vical:<name>", "sandbox".'
+    )
 
 
 class AgeCredentialOutputSerializer(serializers.Serializer):
@@ -415,6 +439,7 @@ def _related_or_none(session, name: str):
 # was a large share of a read's time. The serializers still describe the answers in the OpenAPI
 # schema, and tests/sessions_api/test_openapi.py holds the two to the same keys.
 
+
 def session_representation(session) -> dict:
     """The `session` object; `session` is a VerificationSession or a selectors.SessionRead."""
     created_at = iso_ms(session.created_at)
@@ -458,26 +483,36 @@ def session_read_representation(session) -> dict:
     credential = _related_or_none(session, "age_credential")
     return {
         "session": session_representation(session),
-        "ageEstimation": None if age is None else {
+        "ageEstimation": None
+        if age is None
+        else {
             "ageLimit": session.age_limit,
             "estimatedAge": round(age.estimated_age, 1),
             "ageConfidence": round(age.age_confidence, 3),
         },
-        "liveness": None if liveness is None else {
+        "liveness": None
+        if liveness is None
+        else {
             "isLive": liveness.is_live,
             "livenessScore": round(liveness.liveness_score, 3),
         },
         # isoformat() pads the year to four digits, which strftime("%Y") does not on Linux.
-        "validateDoc": None if document is None else {
+        "validateDoc": None
+        if document is None
+        else {
             "trueAge": document.true_age,
             "birthdate": f"{document.birthdate.isoformat()}T00:00:00.000Z",
-            "holderMatch": None if document.holder_match_score is None else {
+            "holderMatch": None
+            if document.holder_match_score is None
+            else {
                 "score": round(document.holder_match_score, 3),
                 "passed": bool(document.holder_match_passed),
             },
             "livenessChecked": document.liveness_checked,
         },
-        "ageCredential": None if credential is None else {
+        "ageCredential": None
+        if credential is None
+        else {
             "kind": credential.kind,
             "docType": credential.doc_type,
             "claim": credential.claim,

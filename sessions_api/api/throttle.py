@@ -1,4 +1,5 @@
 """The partner API's throttle: one token bucket per tenant and mode, decided with the cached key's confirmation."""
+
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
@@ -19,7 +20,8 @@ class ApiKeyRateThrottle(BaseThrottle):
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
         pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
         if request.method in READ_ONLY_METHODS or (
-                getattr(view, "rate_limit_decided_before_writing", False) and IDEMPOTENCY_META_KEY not in request.META):
+            getattr(view, "rate_limit_decided_before_writing", False) and IDEMPOTENCY_META_KEY not in request.META
+        ):
             # Decided once the view has read (ApiView.finalize_response), or, for a view that writes, just
             # before its first write (ApiView.rate_limit_decide_now): the round trip overlaps the work before.
             request.rate_limit_pending = pending

@@ -1,4 +1,5 @@
 """Routes of the partner API under /v1/."""
+
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
@@ -33,8 +34,16 @@ urlpatterns = [
     path("client/sessions", ClientSessionCreateApi.as_view(), name="client-sessions-create"),
     path("client/launch", ClientLaunchApi.as_view(), name="client-launch"),
     path("openapi.json", SpectacularJSONAPIView.as_view(**_public), name="openapi-schema"),
-    path("docs", _same_origin_assets(SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public)),
-         name="api-docs"),
-    path("redoc", _same_origin_assets(SpectacularRedocView.as_view(
-        url_name="openapi-schema", template_name="sessions_api/redoc.html", **_public)), name="api-redoc"),
+    path(
+        "docs",
+        _same_origin_assets(SpectacularSwaggerView.as_view(url_name="openapi-schema", **_public)),
+        name="api-docs",
+    ),
+    path(
+        "redoc",
+        _same_origin_assets(
+            SpectacularRedocView.as_view(url_name="openapi-schema", template_name="sessions_api/redoc.html", **_public)
+        ),
+        name="api-redoc",
+    ),
 ]

@@ -1,4 +1,5 @@
 """The partner REST API: POST /v1/sessions and GET /v1/sessions/{id} (spec section 4)."""
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -7,15 +8,13 @@ from rest_framework.exceptions import APIException
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.views import APIView
 
-from .authentication import CachedApiKeyAuthentication
-from .lean import json_answer, lean_acceptable, lean_dispatch
-
 from ..selectors import SessionNotFound, session_read_for_tenant
 from ..services import session_create
+from .authentication import CachedApiKeyAuthentication
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
+from .lean import json_answer, lean_acceptable, lean_dispatch
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
-from .throttle import ApiKeyRateThrottle
 from .serializers import (
     ProblemSerializer,
     SessionCreateInputSerializer,
@@ -25,22 +24,48 @@ from .serializers import (
     session_read_representation,
     validated_input,
 )
+from .throttle import ApiKeyRateThrottle
 
 
 def response_headers(success: int) -> list[OpenApiParameter]:
     """The response headers of CONTRACT 2; the rate limit ones come with every answer to a known key."""
     limited = [success, 404, 409, 413, 415, 422, 429] if success == 201 else [success, 404, 429]
     return [
-        OpenApiParameter("X-Request-Id", OpenApiTypes.STR, OpenApiParameter.HEADER, response=True,
-                         description="Echo of a valid incoming X-Request-Id, else generated; quote it to support."),
-        OpenApiParameter("RateLimit-Limit", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
-                         description="Size of this API key's token bucket (its burst)."),
-        OpenApiParameter("RateLimit-Remaining", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
-                         description="Requests left in the bucket now."),
-        OpenApiParameter("RateLimit-Reset", OpenApiTypes.INT, OpenApiParameter.HEADER, response=limited,
-                         description="Seconds until the bucket is full again."),
-        OpenApiParameter("Retry-After", OpenApiTypes.INT, OpenApiParameter.HEADER, response=[429, 503],
-                         description="Seconds to wait before retrying."),
+        OpenApiParameter(
+            "X-Request-Id",
+            OpenApiTypes.STR,
+            OpenApiParameter.HEADER,
+            response=True,
+            description="Echo of a valid incoming X-Request-Id, else generated; quote it to support.",
+        ),
+        OpenApiParameter(
+            "RateLimit-Limit",
+            OpenApiTypes.INT,
+            OpenApiParameter.HEADER,
+            response=limited,
+            description="Size of this API key's token bucket (its burst).",
+        ),
+        OpenApiParameter(
+            "RateLimit-Remaining",
+            OpenApiTypes.INT,
+            OpenApiParameter.HEADER,
+            response=limited,
+            description="Requests left in the bucket now.",
+        ),
+        OpenApiParameter(
+            "RateLimit-Reset",
+            OpenApiTypes.INT,
+            OpenApiParameter.HEADER,
+            response=limited,
+            description="Seconds until the bucket is full again.",
+        ),
+        OpenApiParameter(
+            "Retry-After",
+            OpenApiTypes.INT,
+            OpenApiParameter.HEADER,
+            response=[429, 503],
+            description="Seconds to wait before retrying.",
+        ),
     ]
 
 
@@ -71,8 +96,11 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 def require_json_body(request) -> None:
     """A POST must say it is JSON (415 otherwise) and carry a body (400 malformed_json otherwise)."""
     if request.content_type.split(";")[0].strip().lower() != "application/json":
-        raise ApiProblem(status_code=415, code="unsupported_media_type",
-                         detail="Send the body as JSON with Content-Type: application/json.")
+        raise ApiProblem(
+            status_code=415,
+            code="unsupported_media_type",
+            detail="Send the body as JSON with Content-Type: application/json.",
+        )
     if request.stream is None:
         raise ApiProblem(status_code=400, code="malformed_json", detail="The request body is empty.")
 
@@ -82,8 +110,12 @@ class ApiContentNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         accept = request.META.get("HTTP_ACCEPT", "*/*")
-        if (len(renderers) == 1 and accept in ("*/*", renderers[0].media_type) and not format_suffix
-                and self.settings.URL_FORMAT_OVERRIDE not in request.query_params):
+        if (
+            len(renderers) == 1
+            and accept in ("*/*", renderers[0].media_type)
+            and not format_suffix
+            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
             return renderers[0], renderers[0].media_type
         return super().select_renderer(request, renderers, format_suffix)
 
@@ -171,11 +203,21 @@ class SessionCreateApi(ApiView):
             "the `sessionToken`, its `signature` and the `verificationUrl` of the hosted flow."
         ),
         parameters=[
-            OpenApiParameter(IDEMPOTENCY_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER,
-                             description="1 to 255 characters. The same key with the same body within 24 h replays "
-                                         "the first response (header Idempotent-Replayed: true)."),
-            OpenApiParameter(REPLAYED_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, response=[201],
-                             enum=["true"], description="Present when this is a replay of an earlier response."),
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="1 to 255 characters. The same key with the same body within 24 h replays "
+                "the first response (header Idempotent-Replayed: true).",
+            ),
+            OpenApiParameter(
+                REPLAYED_HEADER,
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[201],
+                enum=["true"],
+                description="Present when this is a replay of an earlier response.",
+            ),
             *response_headers(201),
         ],
         request=SessionCreateInputSerializer,

@@ -3,36 +3,70 @@
 Raw operation objects: drf-spectacular's webhook helper documents a body but no request headers, and
 the headers are what a receiver verifies.
 """
+
 from drf_spectacular.utils import OpenApiWebhook
 
 from ..choices import Mode, Status
 
 _STRING = {"type": "string"}
-_MODE = {"type": "string", "enum": Mode.values,
-         "description": "`live` or `test`. Grant nothing on a `test` event: sandbox sessions need no user."}
-_TIMESTAMP = {"type": "string", "format": "date-time", "example": "2026-11-22T10:15:30.123Z",
-              "description": "When the event happened (UTC, milliseconds)."}
+_MODE = {
+    "type": "string",
+    "enum": Mode.values,
+    "description": "`live` or `test`. Grant nothing on a `test` event: sandbox sessions need no user.",
+}
+_TIMESTAMP = {
+    "type": "string",
+    "format": "date-time",
+    "example": "2026-11-22T10:15:30.123Z",
+    "description": "When the event happened (UTC, milliseconds).",
+}
 
 HEADERS = [
-    {"name": "webhook-id", "in": "header", "required": True, "schema": {**_STRING, "example": "msg_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
-     "description": "The event's id (`msg_...`), the same on every attempt and every re-send: de-duplicate on it."},
-    {"name": "webhook-timestamp", "in": "header", "required": True, "schema": {**_STRING, "example": "1795343730"},
-     "description": "Unix seconds of this attempt; refuse events more than 5 minutes away from your clock."},
-    {"name": "webhook-signature", "in": "header", "required": True,
-     "schema": {**_STRING, "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="},
-     "description": "`v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the "
-                    "decoded bytes of the tenant's `whsec_` secret of the event's mode (Standard Webhooks). "
-                    "During a secret rotation two signatures, space separated: accept the event if either verifies."},
-    {"name": "content-type", "in": "header", "required": True, "schema": {**_STRING, "enum": ["application/json"]},
-     "description": "Always `application/json`."},
-    {"name": "user-agent", "in": "header", "required": True, "schema": {**_STRING, "enum": ["ageverify-webhooks/1"]},
-     "description": "Always `ageverify-webhooks/1`."},
+    {
+        "name": "webhook-id",
+        "in": "header",
+        "required": True,
+        "schema": {**_STRING, "example": "msg_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
+        "description": "The event's id (`msg_...`), the same on every attempt and every re-send: de-duplicate on it.",
+    },
+    {
+        "name": "webhook-timestamp",
+        "in": "header",
+        "required": True,
+        "schema": {**_STRING, "example": "1795343730"},
+        "description": "Unix seconds of this attempt; refuse events more than 5 minutes away from your clock.",
+    },
+    {
+        "name": "webhook-signature",
+        "in": "header",
+        "required": True,
+        "schema": {**_STRING, "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="},
+        "description": "`v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed by the "
+        "decoded bytes of the tenant's `whsec_` secret of the event's mode (Standard Webhooks). "
+        "During a secret rotation two signatures, space separated: accept the event if either verifies.",
+    },
+    {
+        "name": "content-type",
+        "in": "header",
+        "required": True,
+        "schema": {**_STRING, "enum": ["application/json"]},
+        "description": "Always `application/json`.",
+    },
+    {
+        "name": "user-agent",
+        "in": "header",
+        "required": True,
+        "schema": {**_STRING, "enum": ["ageverify-webhooks/1"]},
+        "description": "Always `ageverify-webhooks/1`.",
+    },
 ]
 _ANSWERS = {
     "2XX": {"description": "Received. Any 2xx ends the delivery."},
-    "default": {"description": "Anything else (including 3xx, which is not followed), a timeout (3 s connect, 10 s "
-                               "in all) or a connection error is retried: after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h "
-                               "and 10 h (+-20 %), then the delivery is failed."},
+    "default": {
+        "description": "Anything else (including 3xx, which is not followed), a timeout (3 s connect, 10 s "
+        "in all) or a connection error is retried: after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h "
+        "and 10 h (+-20 %), then the delivery is failed."
+    },
 }
 
 
@@ -40,17 +74,25 @@ def _event(name: str, summary: str, description: str, data: dict) -> OpenApiWebh
     body = {
         "type": "object",
         "required": ["event", "timestamp", "data"],
-        "properties": {"event": {"type": "string", "enum": [name]}, "timestamp": _TIMESTAMP,
-                       "data": {"type": "object", "required": list(data), "properties": data}},
+        "properties": {
+            "event": {"type": "string", "enum": [name]},
+            "timestamp": _TIMESTAMP,
+            "data": {"type": "object", "required": list(data), "properties": data},
+        },
     }
-    operation = {"summary": summary, "description": description, "parameters": HEADERS,
-                 "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-                 "responses": _ANSWERS}
+    operation = {
+        "summary": summary,
+        "description": description,
+        "parameters": HEADERS,
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": _ANSWERS,
+    }
     return OpenApiWebhook(name=name, decorator={"post": operation})
 
 
 verification_completed = _event(
-    "verification.completed", "A session is final (approved or denied)",
+    "verification.completed",
+    "A session is final (approved or denied)",
     "Sent to the session's `notification_url`, or else to the tenant's default address for the session's mode "
     "(dashboard, Webhooks), when webhook sending is enabled for the tenant. Confirm with "
     "`GET /v1/sessions/{sessionId}` before acting; the event carries no result numbers.",
@@ -64,7 +106,8 @@ verification_completed = _event(
 )
 
 test_event = _event(
-    "webhook.test", "A test event (dashboard: Send test webhook)",
+    "webhook.test",
+    "A test event (dashboard: Send test webhook)",
     "Sent when tenant staff press \"Send test webhook\" on the dashboard's Webhooks page, to that mode's default "
     "address and signed with that mode's secret, to check a receiver. It is about no session: acknowledge it and "
     "do nothing else.",

@@ -1,4 +1,5 @@
 """Idempotency keys are scoped per tenant and key mode (CONTRACT 2)."""
+
 import json
 
 from django.db import migrations, models
@@ -19,7 +20,6 @@ def mode_from_stored_response(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("sessions_api", "0001_initial"),
     ]
@@ -29,12 +29,16 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="idempotencyrecord",
             name="mode",
-            field=models.CharField(choices=[("live", "Live"), ("test", "Test (sandbox)")], default="live", max_length=4),
+            field=models.CharField(
+                choices=[("live", "Live"), ("test", "Test (sandbox)")], default="live", max_length=4
+            ),
             preserve_default=False,
         ),
         migrations.RunPython(mode_from_stored_response, migrations.RunPython.noop),
         migrations.AddConstraint(
             model_name="idempotencyrecord",
-            constraint=models.UniqueConstraint(fields=("tenant", "mode", "key"), name="idempotency_unique_tenant_mode_key"),
+            constraint=models.UniqueConstraint(
+                fields=("tenant", "mode", "key"), name="idempotency_unique_tenant_mode_key"
+            ),
         ),
     ]

@@ -1,4 +1,5 @@
 """The session's step and the event's user-facing message, backfilled from the history they used to be read from."""
+
 from django.db import migrations, models
 
 RETAKE_CAUSE_PREFIX = "retake: "
@@ -14,11 +15,10 @@ def backfill(apps, schema_editor):
     # A retake's message to the user was kept in the operator's cause, after a "retake: " prefix.
     retakes = SessionEvent.objects.filter(cause__startswith=RETAKE_CAUSE_PREFIX)
     for event in retakes.only("id", "cause").iterator():
-        SessionEvent.objects.filter(pk=event.pk).update(message=event.cause[len(RETAKE_CAUSE_PREFIX):])
+        SessionEvent.objects.filter(pk=event.pk).update(message=event.cause[len(RETAKE_CAUSE_PREFIX) :])
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("sessions_api", "0002_idempotency_per_mode"),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_api', '0003_session_step_event_message'),
+        ("sessions_api", "0003_session_step_event_message"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='verificationsession',
-            name='refused_uploads',
+            model_name="verificationsession",
+            name="refused_uploads",
             field=models.PositiveSmallIntegerField(default=0),
         ),
     ]

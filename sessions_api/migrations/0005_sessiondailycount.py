@@ -5,25 +5,47 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_api', '0004_refused_uploads'),
-        ('tenants', '0004_tenant_retention_days'),
+        ("sessions_api", "0004_refused_uploads"),
+        ("tenants", "0004_tenant_retention_days"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SessionDailyCount',
+            name="SessionDailyCount",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('live', 'Live'), ('test', 'Test (sandbox)')], max_length=4)),
-                ('day', models.DateField()),
-                ('status', models.CharField(choices=[('initiated', 'Initiated'), ('processing', 'Processing'), ('requires_doc', 'Requires document'), ('approved', 'Approved'), ('denied', 'Denied')], max_length=12)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='purged_session_counts', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("mode", models.CharField(choices=[("live", "Live"), ("test", "Test (sandbox)")], max_length=4)),
+                ("day", models.DateField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("initiated", "Initiated"),
+                            ("processing", "Processing"),
+                            ("requires_doc", "Requires document"),
+                            ("approved", "Approved"),
+                            ("denied", "Denied"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("count", models.PositiveIntegerField(default=0)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="purged_session_counts",
+                        to="tenants.tenant",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('tenant', 'mode', 'day', 'status'), name='session_daily_count_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("tenant", "mode", "day", "status"), name="session_daily_count_unique"
+                    )
+                ],
             },
         ),
     ]

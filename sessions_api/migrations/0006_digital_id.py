@@ -5,67 +5,119 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_api', '0005_sessiondailycount'),
+        ("sessions_api", "0005_sessiondailycount"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='verificationsession',
-            name='digital_id_attempts',
+            model_name="verificationsession",
+            name="digital_id_attempts",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AlterField(
-            model_name='sessionevent',
-            name='reason',
-            field=models.CharField(blank=True, choices=[('age_estimation', 'Approved by age estimation'), ('document', 'Approved by document'), ('digital_id', 'Approved by digital ID'), ('liveness_failed', 'Liveness failed'), ('document_invalid', 'Document invalid'), ('document_expired', 'Document expired'), ('underage_document', 'Underage (document)'), ('underage_digital_id', 'Underage (digital ID)'), ('attempts_exceeded', 'Attempts exceeded'), ('cancelled', 'Cancelled by the user'), ('expired', 'Expired')], max_length=20),
+            model_name="sessionevent",
+            name="reason",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("age_estimation", "Approved by age estimation"),
+                    ("document", "Approved by document"),
+                    ("digital_id", "Approved by digital ID"),
+                    ("liveness_failed", "Liveness failed"),
+                    ("document_invalid", "Document invalid"),
+                    ("document_expired", "Document expired"),
+                    ("underage_document", "Underage (document)"),
+                    ("underage_digital_id", "Underage (digital ID)"),
+                    ("attempts_exceeded", "Attempts exceeded"),
+                    ("cancelled", "Cancelled by the user"),
+                    ("expired", "Expired"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='verificationsession',
-            name='reason',
-            field=models.CharField(blank=True, choices=[('age_estimation', 'Approved by age estimation'), ('document', 'Approved by document'), ('digital_id', 'Approved by digital ID'), ('liveness_failed', 'Liveness failed'), ('document_invalid', 'Document invalid'), ('document_expired', 'Document expired'), ('underage_document', 'Underage (document)'), ('underage_digital_id', 'Underage (digital ID)'), ('attempts_exceeded', 'Attempts exceeded'), ('cancelled', 'Cancelled by the user'), ('expired', 'Expired')], max_length=20),
+            model_name="verificationsession",
+            name="reason",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("age_estimation", "Approved by age estimation"),
+                    ("document", "Approved by document"),
+                    ("digital_id", "Approved by digital ID"),
+                    ("liveness_failed", "Liveness failed"),
+                    ("document_invalid", "Document invalid"),
+                    ("document_expired", "Document expired"),
+                    ("underage_document", "Underage (document)"),
+                    ("underage_digital_id", "Underage (digital ID)"),
+                    ("attempts_exceeded", "Attempts exceeded"),
+                    ("cancelled", "Cancelled by the user"),
+                    ("expired", "Expired"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='AgeCredentialResult',
+            name="AgeCredentialResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=10)),
-                ('doc_type', models.CharField(max_length=60)),
-                ('claim', models.CharField(max_length=20)),
-                ('value', models.BooleanField()),
-                ('issuer_country', models.CharField(blank=True, max_length=3)),
-                ('trust_source', models.CharField(max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='age_credential', to='sessions_api.verificationsession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(max_length=10)),
+                ("doc_type", models.CharField(max_length=60)),
+                ("claim", models.CharField(max_length=20)),
+                ("value", models.BooleanField()),
+                ("issuer_country", models.CharField(blank=True, max_length=3)),
+                ("trust_source", models.CharField(max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "session",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="age_credential",
+                        to="sessions_api.verificationsession",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='DigitalIdRequest',
+            name="DigitalIdRequest",
             fields=[
-                ('id', models.CharField(max_length=40, primary_key=True, serialize=False)),
-                ('state', models.JSONField(default=dict)),
-                ('expires_at', models.DateTimeField()),
-                ('consumed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='sessions_api.verificationsession')),
+                ("id", models.CharField(max_length=40, primary_key=True, serialize=False)),
+                ("state", models.JSONField(default=dict)),
+                ("expires_at", models.DateTimeField()),
+                ("consumed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="sessions_api.verificationsession",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TrustAnchorRecord',
+            name="TrustAnchorRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('certificate_pem', models.TextField()),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('doc_types', models.JSONField(default=list)),
-                ('sandbox', models.BooleanField(default=False, help_text='A test issuer: never approves a live session.')),
-                ('source', models.CharField(help_text='"pem:<name>", "vical:<provider>", ...', max_length=100)),
-                ('subject', models.CharField(blank=True, max_length=300)),
-                ('not_after', models.DateTimeField()),
-                ('loaded_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("certificate_pem", models.TextField()),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("doc_types", models.JSONField(default=list)),
+                (
+                    "sandbox",
+                    models.BooleanField(default=False, help_text="A test issuer: never approves a live session."),
+                ),
+                ("source", models.CharField(help_text='"pem:<name>", "vical:<provider>", ...', max_length=100)),
+                ("subject", models.CharField(blank=True, max_length=300)),
+                ("not_after", models.DateTimeField()),
+                ("loaded_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('source', 'fingerprint'), name='trust_anchor_unique_source_fingerprint')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("source", "fingerprint"), name="trust_anchor_unique_source_fingerprint"
+                    )
+                ],
             },
         ),
     ]

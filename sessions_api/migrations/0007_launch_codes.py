@@ -5,22 +5,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_api', '0006_digital_id'),
+        ("sessions_api", "0006_digital_id"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='LaunchCode',
+            name="LaunchCode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code_hash', models.CharField(max_length=64, unique=True)),
-                ('return_url', models.CharField(blank=True, max_length=2048)),
-                ('expires_at', models.DateTimeField()),
-                ('used_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='launch_codes', to='sessions_api.verificationsession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("code_hash", models.CharField(max_length=64, unique=True)),
+                ("return_url", models.CharField(blank=True, max_length=2048)),
+                ("expires_at", models.DateTimeField()),
+                ("used_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="launch_codes",
+                        to="sessions_api.verificationsession",
+                    ),
+                ),
             ],
         ),
     ]

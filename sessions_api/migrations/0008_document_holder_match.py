@@ -4,35 +4,68 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sessions_api', '0007_launch_codes'),
+        ("sessions_api", "0007_launch_codes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='documentresult',
-            name='holder_match_passed',
+            model_name="documentresult",
+            name="holder_match_passed",
             field=models.BooleanField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='documentresult',
-            name='holder_match_score',
+            model_name="documentresult",
+            name="holder_match_score",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='documentresult',
-            name='liveness_checked',
+            model_name="documentresult",
+            name="liveness_checked",
             field=models.BooleanField(default=False),
         ),
         migrations.AlterField(
-            model_name='sessionevent',
-            name='reason',
-            field=models.CharField(blank=True, choices=[('age_estimation', 'Approved by age estimation'), ('document', 'Approved by document'), ('digital_id', 'Approved by digital ID'), ('liveness_failed', 'Liveness failed'), ('document_invalid', 'Document invalid'), ('document_expired', 'Document expired'), ('underage_document', 'Underage (document)'), ('document_mismatch', 'Document holder not matched'), ('underage_digital_id', 'Underage (digital ID)'), ('attempts_exceeded', 'Attempts exceeded'), ('cancelled', 'Cancelled by the user'), ('expired', 'Expired')], max_length=20),
+            model_name="sessionevent",
+            name="reason",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("age_estimation", "Approved by age estimation"),
+                    ("document", "Approved by document"),
+                    ("digital_id", "Approved by digital ID"),
+                    ("liveness_failed", "Liveness failed"),
+                    ("document_invalid", "Document invalid"),
+                    ("document_expired", "Document expired"),
+                    ("underage_document", "Underage (document)"),
+                    ("document_mismatch", "Document holder not matched"),
+                    ("underage_digital_id", "Underage (digital ID)"),
+                    ("attempts_exceeded", "Attempts exceeded"),
+                    ("cancelled", "Cancelled by the user"),
+                    ("expired", "Expired"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='verificationsession',
-            name='reason',
-            field=models.CharField(blank=True, choices=[('age_estimation', 'Approved by age estimation'), ('document', 'Approved by document'), ('digital_id', 'Approved by digital ID'), ('liveness_failed', 'Liveness failed'), ('document_invalid', 'Document invalid'), ('document_expired', 'Document expired'), ('underage_document', 'Underage (document)'), ('document_mismatch', 'Document holder not matched'), ('underage_digital_id', 'Underage (digital ID)'), ('attempts_exceeded', 'Attempts exceeded'), ('cancelled', 'Cancelled by the user'), ('expired', 'Expired')], max_length=20),
+            model_name="verificationsession",
+            name="reason",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("age_estimation", "Approved by age estimation"),
+                    ("document", "Approved by document"),
+                    ("digital_id", "Approved by digital ID"),
+                    ("liveness_failed", "Liveness failed"),
+                    ("document_invalid", "Document invalid"),
+                    ("document_expired", "Document expired"),
+                    ("underage_document", "Underage (document)"),
+                    ("document_mismatch", "Document holder not matched"),
+                    ("underage_digital_id", "Underage (digital ID)"),
+                    ("attempts_exceeded", "Attempts exceeded"),
+                    ("cancelled", "Cancelled by the user"),
+                    ("expired", "Expired"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

@@ -4,6 +4,7 @@
   (tenant_id, created_at DESC) already serves every tenant-filtered query and the PROTECT check.
 - The primary key's `varchar_pattern_ops` copy (PostgreSQL only) serves LIKE on the id, which nothing runs.
 """
+
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -14,11 +15,11 @@ def _postgresql(sql):
     def run(apps, schema_editor):
         if schema_editor.connection.vendor == "postgresql":
             schema_editor.execute(sql)
+
     return run
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("sessions_api", "0008_document_holder_match"),
         ("tenants", "0008_document_presence_required"),
@@ -28,12 +29,18 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="verificationsession",
             name="tenant",
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT,
-                                    related_name="sessions", to="tenants.tenant"),
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="sessions",
+                to="tenants.tenant",
+            ),
         ),
         migrations.RunPython(
             _postgresql(f"DROP INDEX IF EXISTS {ID_LIKE_INDEX}"),
-            _postgresql(f"CREATE INDEX IF NOT EXISTS {ID_LIKE_INDEX} ON sessions_api_verificationsession "
-                        "(id varchar_pattern_ops)"),
+            _postgresql(
+                f"CREATE INDEX IF NOT EXISTS {ID_LIKE_INDEX} ON sessions_api_verificationsession "
+                "(id varchar_pattern_ops)"
+            ),
         ),
     ]

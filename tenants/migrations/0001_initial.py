@@ -2,13 +2,13 @@
 
 import django.core.validators
 import django.db.models.deletion
-import tenants.models
 from django.conf import settings
 from django.db import migrations, models
 
+import tenants.models
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,56 +17,132 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Tenant',
+            name="Tenant",
             fields=[
-                ('id', models.CharField(default=tenants.models.new_tenant_id, editable=False, max_length=30, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=200)),
-                ('contact_email', models.EmailField(blank=True, max_length=254)),
-                ('enabled', models.BooleanField(default=True, help_text="A disabled tenant's keys get 403 tenant_disabled.")),
-                ('webhooks_enabled', models.BooleanField(default=False, help_text='Set by the operator at onboarding: sends verification.completed webhooks.')),
-                ('session_ttl_seconds', models.PositiveIntegerField(default=3600, validators=[django.core.validators.MinValueValidator(300), django.core.validators.MaxValueValidator(604800)])),
-                ('age_buffer_years', models.PositiveSmallIntegerField(default=5, help_text='A face passes only when its estimated age is at least age_limit plus this buffer.', validators=[django.core.validators.MaxValueValidator(15)])),
-                ('min_age_confidence', models.FloatField(default=0.5, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('rate_limit_per_second', models.PositiveIntegerField(blank=True, help_text='Per API key; empty means the service default.', null=True)),
-                ('rate_limit_burst', models.PositiveIntegerField(blank=True, null=True)),
-                ('webhook_secret', models.CharField(blank=True, max_length=80)),
-                ('webhook_secret_previous', models.CharField(blank=True, max_length=80)),
-                ('webhook_secret_previous_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.CharField(
+                        default=tenants.models.new_tenant_id,
+                        editable=False,
+                        max_length=30,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("contact_email", models.EmailField(blank=True, max_length=254)),
+                (
+                    "enabled",
+                    models.BooleanField(default=True, help_text="A disabled tenant's keys get 403 tenant_disabled."),
+                ),
+                (
+                    "webhooks_enabled",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Set by the operator at onboarding: sends verification.completed webhooks.",
+                    ),
+                ),
+                (
+                    "session_ttl_seconds",
+                    models.PositiveIntegerField(
+                        default=3600,
+                        validators=[
+                            django.core.validators.MinValueValidator(300),
+                            django.core.validators.MaxValueValidator(604800),
+                        ],
+                    ),
+                ),
+                (
+                    "age_buffer_years",
+                    models.PositiveSmallIntegerField(
+                        default=5,
+                        help_text="A face passes only when its estimated age is at least age_limit plus this buffer.",
+                        validators=[django.core.validators.MaxValueValidator(15)],
+                    ),
+                ),
+                (
+                    "min_age_confidence",
+                    models.FloatField(
+                        default=0.5,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "rate_limit_per_second",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="Per API key; empty means the service default.", null=True
+                    ),
+                ),
+                ("rate_limit_burst", models.PositiveIntegerField(blank=True, null=True)),
+                ("webhook_secret", models.CharField(blank=True, max_length=80)),
+                ("webhook_secret_previous", models.CharField(blank=True, max_length=80)),
+                ("webhook_secret_previous_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('live', 'Live'), ('test', 'Test')], max_length=4)),
-                ('prefix', models.CharField(max_length=12, unique=True)),
-                ('key_hash', models.CharField(max_length=64)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("mode", models.CharField(choices=[("live", "Live"), ("test", "Test")], max_length=4)),
+                ("prefix", models.CharField(max_length=12, unique=True)),
+                ("key_hash", models.CharField(max_length=64)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="api_keys", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'API key',
-                'ordering': ['-created_at'],
+                "verbose_name": "API key",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tenant_memberships', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tenant_memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memberships", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('user', 'tenant'), name='membership_unique_user_tenant')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("user", "tenant"), name="membership_unique_user_tenant")
+                ],
             },
         ),
     ]

@@ -15,25 +15,24 @@ def give_every_tenant_a_test_secret(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0001_initial'),
+        ("tenants", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='test_webhook_secret',
+            model_name="tenant",
+            name="test_webhook_secret",
             field=models.CharField(blank=True, max_length=80),
         ),
         migrations.AddField(
-            model_name='tenant',
-            name='test_webhook_secret_previous',
+            model_name="tenant",
+            name="test_webhook_secret_previous",
             field=models.CharField(blank=True, max_length=80),
         ),
         migrations.AddField(
-            model_name='tenant',
-            name='test_webhook_secret_previous_expires_at',
+            model_name="tenant",
+            name="test_webhook_secret_previous_expires_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.RunPython(give_every_tenant_a_test_secret, migrations.RunPython.noop),

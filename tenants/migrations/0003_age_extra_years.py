@@ -4,6 +4,7 @@ The old rule passed a face at age_limit + age_buffer_years (service default 5). 
 threshold replaces that default, so a tenant's buffer above 5 carries over as extra years on top of
 the policy, and a minimum confidence below the policy's floor is raised to it.
 """
+
 import django.core.validators
 from django.db import migrations, models
 
@@ -38,7 +39,8 @@ class Migration(migrations.Migration):
                 help_text="Years added to the calibrated policy's threshold for every age limit (0: the policy as is).",
                 validators=[
                     django.core.validators.MinValueValidator(
-                        0, message="Tenants may make the calibrated age policy stricter, never looser: extra years cannot be negative."
+                        0,
+                        message="Tenants may make the calibrated age policy stricter, never looser: extra years cannot be negative.",
                     ),
                     django.core.validators.MaxValueValidator(15),
                 ],
@@ -54,7 +56,8 @@ class Migration(migrations.Migration):
                 help_text="A face passes only when ageConfidence, the calibrated probability that the person is at least the age limit, reaches this too (0.5: the policy's own floor).",
                 validators=[
                     django.core.validators.MinValueValidator(
-                        0.5, message="Tenants may make the calibrated age policy stricter, never looser: the minimum age confidence must be at least 0.5."
+                        0.5,
+                        message="Tenants may make the calibrated age policy stricter, never looser: the minimum age confidence must be at least 0.5.",
                     ),
                     django.core.validators.MaxValueValidator(1.0),
                 ],

@@ -5,15 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0003_age_extra_years'),
+        ("tenants", "0003_age_extra_years"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='retention_days',
-            field=models.PositiveSmallIntegerField(default=90, help_text='Final sessions (subject, results, history, webhook deliveries) are deleted this many days after their decision; only the daily counts of the usage chart are kept.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(365)]),
+            model_name="tenant",
+            name="retention_days",
+            field=models.PositiveSmallIntegerField(
+                default=90,
+                help_text="Final sessions (subject, results, history, webhook deliveries) are deleted this many days after their decision; only the daily counts of the usage chart are kept.",
+                validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(365)],
+            ),
         ),
     ]

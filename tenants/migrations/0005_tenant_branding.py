@@ -5,27 +5,40 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0004_tenant_retention_days'),
+        ("tenants", "0004_tenant_retention_days"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TenantBranding',
+            name="TenantBranding",
             fields=[
-                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='branding', serialize=False, to='tenants.tenant')),
-                ('display_name', models.CharField(blank=True, help_text="Shown to users in the flow instead of the tenant's name.", max_length=100)),
-                ('accent_color', models.CharField(blank=True, max_length=7)),
-                ('privacy_notice_url', models.URLField(blank=True, max_length=500)),
-                ('logo_png', models.BinaryField(blank=True, null=True)),
-                ('logo_sha256', models.CharField(blank=True, editable=False, max_length=64)),
-                ('logo_width', models.PositiveSmallIntegerField(blank=True, editable=False, null=True)),
-                ('logo_height', models.PositiveSmallIntegerField(blank=True, editable=False, null=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "tenant",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="branding",
+                        serialize=False,
+                        to="tenants.tenant",
+                    ),
+                ),
+                (
+                    "display_name",
+                    models.CharField(
+                        blank=True, help_text="Shown to users in the flow instead of the tenant's name.", max_length=100
+                    ),
+                ),
+                ("accent_color", models.CharField(blank=True, max_length=7)),
+                ("privacy_notice_url", models.URLField(blank=True, max_length=500)),
+                ("logo_png", models.BinaryField(blank=True, null=True)),
+                ("logo_sha256", models.CharField(blank=True, editable=False, max_length=64)),
+                ("logo_width", models.PositiveSmallIntegerField(blank=True, editable=False, null=True)),
+                ("logo_height", models.PositiveSmallIntegerField(blank=True, editable=False, null=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'verbose_name_plural': 'tenant brandings',
+                "verbose_name_plural": "tenant brandings",
             },
         ),
     ]

@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0005_tenant_branding'),
+        ("tenants", "0005_tenant_branding"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='digital_id_enabled',
-            field=models.BooleanField(default=False, help_text='Offer "Use a digital ID" (a wallet credential through the browser) beside the selfie and the document.'),
+            model_name="tenant",
+            name="digital_id_enabled",
+            field=models.BooleanField(
+                default=False,
+                help_text='Offer "Use a digital ID" (a wallet credential through the browser) beside the selfie and the document.',
+            ),
         ),
     ]

@@ -7,39 +7,92 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0006_tenant_digital_id_enabled'),
+        ("tenants", "0006_tenant_digital_id_enabled"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='apikey',
-            name='exposed_at',
+            model_name="apikey",
+            name="exposed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.CreateModel(
-            name='PublishableKey',
+            name="PublishableKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('live', 'Live'), ('test', 'Test')], max_length=4)),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('allowed_origins', models.JSONField(blank=True, default=list, help_text='Exact web origins (scheme://host[:port]) that may frame the flow and call the client endpoints.')),
-                ('return_urls', models.JSONField(blank=True, default=list, help_text="Exact URLs a mobile hand-off may return to: https, or your app's own scheme (myapp://verified).")),
-                ('client_sessions_enabled', models.BooleanField(default=False, help_text='Let a browser or app create sessions with this key (off: only your backend creates them).')),
-                ('client_age_limit', models.PositiveSmallIntegerField(blank=True, help_text='The age limit of every session created with this key from a browser or app.', null=True, validators=[django.core.validators.MinValueValidator(10), django.core.validators.MaxValueValidator(21)])),
-                ('client_notification_url', models.CharField(blank=True, help_text='notification_url of sessions created with this key (optional).', max_length=2048)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='publishable_keys', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("mode", models.CharField(choices=[("live", "Live"), ("test", "Test")], max_length=4)),
+                ("key", models.CharField(max_length=64, unique=True)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                (
+                    "allowed_origins",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Exact web origins (scheme://host[:port]) that may frame the flow and call the client endpoints.",
+                    ),
+                ),
+                (
+                    "return_urls",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Exact URLs a mobile hand-off may return to: https, or your app's own scheme (myapp://verified).",
+                    ),
+                ),
+                (
+                    "client_sessions_enabled",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Let a browser or app create sessions with this key (off: only your backend creates them).",
+                    ),
+                ),
+                (
+                    "client_age_limit",
+                    models.PositiveSmallIntegerField(
+                        blank=True,
+                        help_text="The age limit of every session created with this key from a browser or app.",
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(10),
+                            django.core.validators.MaxValueValidator(21),
+                        ],
+                    ),
+                ),
+                (
+                    "client_notification_url",
+                    models.CharField(
+                        blank=True,
+                        help_text="notification_url of sessions created with this key (optional).",
+                        max_length=2048,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="publishable_keys",
+                        to="tenants.tenant",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'publishable key',
-                'ordering': ['-created_at'],
+                "verbose_name": "publishable key",
+                "ordering": ["-created_at"],
             },
         ),
     ]

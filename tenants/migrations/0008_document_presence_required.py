@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0007_publishable_keys'),
+        ("tenants", "0007_publishable_keys"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='document_presence_required',
-            field=models.BooleanField(default=True, help_text="Live sessions: a document is accepted only with a passed head-turn (liveness) capture of the same session whose face matches the document's portrait. Off: a document alone can approve, and the result shows liveness null and livenessChecked false."),
+            model_name="tenant",
+            name="document_presence_required",
+            field=models.BooleanField(
+                default=True,
+                help_text="Live sessions: a document is accepted only with a passed head-turn (liveness) capture of the same session whose face matches the document's portrait. Off: a document alone can approve, and the result shows liveness null and livenessChecked false.",
+            ),
         ),
     ]

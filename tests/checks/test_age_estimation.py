@@ -14,7 +14,6 @@ from checks.age import estimate_age
 from checks.results import AgeReading, Retake
 from tests.support.pictures import jpeg
 
-
 # The research faces sit beside the checkout (../shared); worktrees one level down use /work/shared.
 FACES_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "faces-dev"
 if not FACES_DEV.is_dir():

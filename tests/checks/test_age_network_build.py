@@ -29,7 +29,12 @@ def test_the_model_the_service_loads_is_the_hash_checked_conversion():
 def test_quantised_weights_are_dequantised_as_tfjs_does_and_floats_read_in_manifest_order():
     manifest = _manifest(
         [
-            {"name": "a", "shape": [2, 2], "dtype": "float32", "quantization": {"dtype": "uint8", "scale": 0.5, "min": -1.0}},
+            {
+                "name": "a",
+                "shape": [2, 2],
+                "dtype": "float32",
+                "quantization": {"dtype": "uint8", "scale": 0.5, "min": -1.0},
+            },
             {"name": "b", "shape": [2], "dtype": "float32"},
         ]
     )

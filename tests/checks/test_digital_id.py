@@ -44,8 +44,9 @@ def live_anchors(issuer):
 
 def _request(age_limit=18, doc_types=(EU_AGE_ATTESTATION,)):
     # Through the JSON state the server keeps, as the flow endpoint does.
-    return wallet_request_load(wallet_request_dump(
-        wallet_request_new(origin=ORIGIN, doc_types=doc_types, age_limit=age_limit)))
+    return wallet_request_load(
+        wallet_request_dump(wallet_request_new(origin=ORIGIN, doc_types=doc_types, age_limit=age_limit))
+    )
 
 
 def _verify(request, protocol, data, anchors, *, live=True):
@@ -59,17 +60,30 @@ def _refusal(request, protocol, data, anchors, *, live=True) -> str:
 
 
 def _present(request, issuer, protocol, *, elements=None, doc_type=EU_AGE_ATTESTATION, origin=ORIGIN, **kwargs):
-    return wallet_present(browser_request(request), issuer=issuer, protocol=protocol, origin=origin,
-                          doc_type=doc_type, elements=elements or {"age_over_18": True}, now=NOW, **kwargs)
+    return wallet_present(
+        browser_request(request),
+        issuer=issuer,
+        protocol=protocol,
+        origin=origin,
+        doc_type=doc_type,
+        elements=elements or {"age_over_18": True},
+        now=NOW,
+        **kwargs,
+    )
 
 
 def _mint(request, issuer, protocol, *, valid_from, valid_until, tamper=False, origin=ORIGIN):
     asked = browser_request(request)
     document = document_mint(
-        issuer, doc_type=EU_AGE_ATTESTATION, elements={"age_over_18": True},
+        issuer,
+        doc_type=EU_AGE_ATTESTATION,
+        elements={"age_over_18": True},
         device_key=ec.generate_private_key(ec.SECP256R1()),
         transcript=wallet_transcript(asked, protocol=protocol, origin=origin),
-        valid_from=valid_from, valid_until=valid_until, tamper=tamper)
+        valid_from=valid_from,
+        valid_until=valid_until,
+        tamper=tamper,
+    )
     return asked, document
 
 
@@ -78,15 +92,20 @@ def test_a_valid_eu_age_attestation_over_18_proves_the_limit(issuer, live_anchor
     request = _request()
     credential = _verify(request, protocol, _present(request, issuer, protocol), live_anchors)
     assert (credential.outcome, credential.doc_type, credential.claim, credential.value) == (
-        "over", EU_AGE_ATTESTATION, "age_over_18", True)
+        "over",
+        EU_AGE_ATTESTATION,
+        "age_over_18",
+        True,
+    )
     assert (credential.age_limit, credential.issuer_country, credential.trust_source) == (18, "UT", "pem:utopia.pem")
 
 
 @pytest.mark.parametrize("protocol", BOTH)
 def test_age_over_18_false_is_underage(issuer, live_anchors, protocol):
     request = _request()
-    credential = _verify(request, protocol, _present(request, issuer, protocol, elements={"age_over_18": False}),
-                         live_anchors)
+    credential = _verify(
+        request, protocol, _present(request, issuer, protocol, elements={"age_over_18": False}), live_anchors
+    )
     assert (credential.outcome, credential.claim, credential.value) == ("under", "age_over_18", False)
 
 
@@ -101,10 +120,19 @@ def test_age_over_18_proves_a_lower_limit_but_not_a_higher_one(issuer, live_anch
 def test_a_mobile_driving_licence_answers_with_age_over_21(issuer):
     anchors = [issuer.anchor(doc_types=[MOBILE_DRIVING_LICENCE], sandbox=False, source="vical")]
     request = _request(age_limit=21, doc_types=(EU_AGE_ATTESTATION, MOBILE_DRIVING_LICENCE))
-    data = _present(request, issuer, PROTOCOL_OPENID4VP, doc_type=MOBILE_DRIVING_LICENCE,
-                    elements={"age_over_18": True, "age_over_21": True})
+    data = _present(
+        request,
+        issuer,
+        PROTOCOL_OPENID4VP,
+        doc_type=MOBILE_DRIVING_LICENCE,
+        elements={"age_over_18": True, "age_over_21": True},
+    )
     credential = _verify(request, PROTOCOL_OPENID4VP, data, anchors)
-    assert (credential.outcome, credential.doc_type, credential.claim) == ("over", MOBILE_DRIVING_LICENCE, "age_over_21")
+    assert (credential.outcome, credential.doc_type, credential.claim) == (
+        "over",
+        MOBILE_DRIVING_LICENCE,
+        "age_over_21",
+    )
 
 
 @pytest.mark.parametrize("protocol", BOTH)
@@ -117,7 +145,9 @@ def test_an_issuer_no_anchor_vouches_for_is_untrusted(live_anchors, protocol):
 def test_an_anchor_scoped_to_another_doc_type_does_not_vouch(issuer):
     anchors = [issuer.anchor(doc_types=[MOBILE_DRIVING_LICENCE], sandbox=False, source="vical")]
     request = _request()
-    assert _refusal(request, PROTOCOL_ANNEX_C, _present(request, issuer, PROTOCOL_ANNEX_C), anchors) == "issuer_untrusted"
+    assert (
+        _refusal(request, PROTOCOL_ANNEX_C, _present(request, issuer, PROTOCOL_ANNEX_C), anchors) == "issuer_untrusted"
+    )
 
 
 def test_a_sandbox_anchor_never_approves_a_live_session_but_does_a_test_one(issuer):
@@ -141,22 +171,33 @@ def test_an_expired_issuer_certificate_is_refused():
     request = _request()
     data = _present(request, old, PROTOCOL_ANNEX_C)
     assert _refusal(request, PROTOCOL_ANNEX_C, data, [old.anchor(sandbox=False, source="pem:x")]) == (
-        "issuer_certificate_invalid")
+        "issuer_certificate_invalid"
+    )
 
 
 @pytest.mark.parametrize("protocol", BOTH)
 def test_an_expired_mso_is_refused(issuer, live_anchors, protocol):
     request = _request()
-    asked, document = _mint(request, issuer, protocol, valid_from=NOW - datetime.timedelta(days=30),
-                            valid_until=NOW - datetime.timedelta(hours=1))
+    asked, document = _mint(
+        request,
+        issuer,
+        protocol,
+        valid_from=NOW - datetime.timedelta(days=30),
+        valid_until=NOW - datetime.timedelta(hours=1),
+    )
     data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
     assert _refusal(request, protocol, data, live_anchors) == "mso_expired"
 
 
 def test_an_mso_not_yet_valid_is_refused(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C, valid_from=NOW + datetime.timedelta(hours=1),
-                            valid_until=NOW + datetime.timedelta(days=30))
+    asked, document = _mint(
+        request,
+        issuer,
+        PROTOCOL_ANNEX_C,
+        valid_from=NOW + datetime.timedelta(hours=1),
+        valid_until=NOW + datetime.timedelta(days=30),
+    )
     data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "mso_not_yet_valid"
 
@@ -164,8 +205,14 @@ def test_an_mso_not_yet_valid_is_refused(issuer, live_anchors):
 @pytest.mark.parametrize("protocol", BOTH)
 def test_a_tampered_item_is_refused(issuer, live_anchors, protocol):
     request = _request()
-    asked, document = _mint(request, issuer, protocol, valid_from=NOW - datetime.timedelta(days=1),
-                            valid_until=NOW + datetime.timedelta(days=1), tamper=True)
+    asked, document = _mint(
+        request,
+        issuer,
+        protocol,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+        tamper=True,
+    )
     data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
     assert _refusal(request, protocol, data, live_anchors) == "item_digest_mismatch"
 
@@ -189,25 +236,42 @@ def test_a_response_replayed_under_another_nonce_is_refused(issuer, live_anchors
 def test_device_authentication_over_another_transcript_is_refused(issuer, live_anchors, protocol):
     # A relay: the wallet signed for a phishing origin; the response is re-sealed to our request.
     request = _request()
-    asked, document = _mint(request, issuer, protocol, valid_from=NOW - datetime.timedelta(days=1),
-                            valid_until=NOW + datetime.timedelta(days=1), origin="https://phish.example")
+    asked, document = _mint(
+        request,
+        issuer,
+        protocol,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+        origin="https://phish.example",
+    )
     data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
     assert _refusal(request, protocol, data, live_anchors) == "device_signature_invalid"
 
 
 def test_a_device_signature_from_another_nonce_resealed_to_this_request_is_refused(issuer, live_anchors):
     first, second = _request(), _request()
-    _, document = _mint(first, issuer, PROTOCOL_OPENID4VP, valid_from=NOW - datetime.timedelta(days=1),
-                        valid_until=NOW + datetime.timedelta(days=1))
-    data = response_seal(browser_request(second), protocol=PROTOCOL_OPENID4VP, origin=ORIGIN,
-                         response=device_response(document))
+    _, document = _mint(
+        first,
+        issuer,
+        PROTOCOL_OPENID4VP,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+    )
+    data = response_seal(
+        browser_request(second), protocol=PROTOCOL_OPENID4VP, origin=ORIGIN, response=device_response(document)
+    )
     assert _refusal(second, PROTOCOL_OPENID4VP, data, live_anchors) == "device_signature_invalid"
 
 
 def test_mac_based_device_authentication_is_refused(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C, valid_from=NOW - datetime.timedelta(days=1),
-                            valid_until=NOW + datetime.timedelta(days=1))
+    asked, document = _mint(
+        request,
+        issuer,
+        PROTOCOL_ANNEX_C,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+    )
     document["deviceSigned"]["deviceAuth"] = {"deviceMac": [b"", {}, None, b"\x00" * 32]}
     data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "device_mac_unsupported"
@@ -215,20 +279,28 @@ def test_mac_based_device_authentication_is_refused(issuer, live_anchors):
 
 def test_two_documents_are_refused(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C, valid_from=NOW - datetime.timedelta(days=1),
-                            valid_until=NOW + datetime.timedelta(days=1))
+    asked, document = _mint(
+        request,
+        issuer,
+        PROTOCOL_ANNEX_C,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+    )
     data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document, document))
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "document_count"
 
 
-@pytest.mark.parametrize("data, code", [
-    ({"response": "not base64!"}, "envelope_malformed"),
-    ({"response": b64url(cbor2.dumps(["dcapi", {"enc": b"x"}]))}, "envelope_malformed"),
-    ({"response": b64url(b"\x81" * 40 + b"\x00")}, "presentation_too_large"),
-    ({"response": "A" * 200_000}, "presentation_too_large"),
-    ({"other": "x"}, "envelope_malformed"),
-    ("just text", "envelope_malformed"),
-])
+@pytest.mark.parametrize(
+    "data, code",
+    [
+        ({"response": "not base64!"}, "envelope_malformed"),
+        ({"response": b64url(cbor2.dumps(["dcapi", {"enc": b"x"}]))}, "envelope_malformed"),
+        ({"response": b64url(b"\x81" * 40 + b"\x00")}, "presentation_too_large"),
+        ({"response": "A" * 200_000}, "presentation_too_large"),
+        ({"other": "x"}, "envelope_malformed"),
+        ("just text", "envelope_malformed"),
+    ],
+)
 def test_malformed_or_oversized_envelopes_are_refused(live_anchors, data, code):
     assert _refusal(_request(), PROTOCOL_ANNEX_C, data, live_anchors) == code
 
@@ -236,7 +308,8 @@ def test_malformed_or_oversized_envelopes_are_refused(live_anchors, data, code):
 def test_a_protocol_that_was_not_requested_is_refused(issuer, live_anchors):
     request = _request()
     assert _refusal(request, "openid4vp-v1-signed", _present(request, issuer, PROTOCOL_OPENID4VP), live_anchors) == (
-        "protocol_not_requested")
+        "protocol_not_requested"
+    )
 
 
 def test_the_request_asks_both_protocols_for_the_limit_and_age_over_18_as_an_alternative():
@@ -249,10 +322,13 @@ def test_the_request_asks_both_protocols_for_the_limit_and_age_over_18_as_an_alt
     assert "d" not in openid["client_metadata"]["jwks"]["keys"][0]  # never the private key
 
 
-@pytest.mark.parametrize("header", [
-    {"alg": "dir", "enc": "A128GCM"},
-    {"alg": "ECDH-ES", "enc": "A128CBC-HS256", "epk": {}},
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"alg": "dir", "enc": "A128GCM"},
+        {"alg": "ECDH-ES", "enc": "A128CBC-HS256", "epk": {}},
+    ],
+)
 def test_a_jwe_outside_the_pinned_algorithms_is_refused(live_anchors, header):
     import json
 
@@ -262,8 +338,13 @@ def test_a_jwe_outside_the_pinned_algorithms_is_refused(live_anchors, header):
 
 def test_an_issuer_auth_in_its_cose_sign1_tag_is_read_too(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C, valid_from=NOW - datetime.timedelta(days=1),
-                            valid_until=NOW + datetime.timedelta(days=1))
+    asked, document = _mint(
+        request,
+        issuer,
+        PROTOCOL_ANNEX_C,
+        valid_from=NOW - datetime.timedelta(days=1),
+        valid_until=NOW + datetime.timedelta(days=1),
+    )
     document["issuerSigned"]["issuerAuth"] = cbor2.CBORTag(18, document["issuerSigned"]["issuerAuth"])
     data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
     assert _verify(request, PROTOCOL_ANNEX_C, data, live_anchors).outcome == "over"

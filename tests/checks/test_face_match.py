@@ -1,4 +1,5 @@
 """The holder match on pictures a user would send: a passport page whose portrait is, or is not, the live face."""
+
 import io
 
 import pytest

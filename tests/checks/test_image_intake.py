@@ -72,12 +72,7 @@ def test_jpeg_magic_with_garbage_after_it_is_rejected():
 def test_decompression_bomb_is_rejected_before_decoding():
     # A valid PNG header announcing 50,000 x 50,000 pixels in a file of a few hundred bytes.
     header = _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 50_000, 50_000, 8, 0, 0, 0, 0))
-    bomb = (
-        b"\x89PNG\r\n\x1a\n"
-        + header
-        + _png_chunk(b"IDAT", zlib.compress(b"\0" * 50_001))
-        + _png_chunk(b"IEND", b"")
-    )
+    bomb = b"\x89PNG\r\n\x1a\n" + header + _png_chunk(b"IDAT", zlib.compress(b"\0" * 50_001)) + _png_chunk(b"IEND", b"")
 
     with pytest.raises(ImageRejected, match="25 megapixels"):
         open_image(bomb)

@@ -80,8 +80,7 @@ def test_the_same_still_frame_repeated_for_every_step_fails():
 def test_head_turns_in_another_order_than_the_challenge_fail(other_order_frames):
     # A recording of a previous session, relabelled with the steps of the new challenge.
     relabelled = [
-        (step, data)
-        for (step, _), (_, data) in zip(_labels_like(other_order_frames, CHALLENGE), other_order_frames)
+        (step, data) for (step, _), (_, data) in zip(_labels_like(other_order_frames, CHALLENGE), other_order_frames)
     ]
 
     result = check_liveness(relabelled, CHALLENGE)

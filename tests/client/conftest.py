@@ -1,7 +1,8 @@
 """The running service the client's tests talk to: one gunicorn for them all, a fresh tenant per test."""
-import pytest
-from ageverify_client import AgeVerify
 
+import pytest
+
+from ageverify_client import AgeVerify
 from tenants.services import tenant_create
 from tests.support.web_server import gunicorn
 
@@ -20,5 +21,6 @@ def tenant(transactional_db):
 @pytest.fixture
 def sandbox(service, tenant):
     """The client as a partner configures it for the sandbox: test key and the test signing secret."""
-    return AgeVerify(tenant.test_key, base_url=service, webhook_secret=tenant.tenant.test_webhook_secret,
-                     backoff_base=0.05)
+    return AgeVerify(
+        tenant.test_key, base_url=service, webhook_secret=tenant.tenant.test_webhook_secret, backoff_base=0.05
+    )

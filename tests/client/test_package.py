@@ -1,4 +1,5 @@
 """ageverify-client is its own distribution: installed (scripts/setup-env.sh), typed, and free of the service."""
+
 import ast
 import importlib.metadata
 import subprocess
@@ -40,7 +41,9 @@ def test_the_client_imports_only_the_standard_library_and_its_dependencies():
 def _mypy(tmp_path, *targets: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "mypy-cache"), *targets],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout

@@ -3,11 +3,13 @@
 The server here is a local HTTP server answering from a script (429, 503, dropped connections), as a
 proxy or an overloaded service would; the client is used exactly as a partner uses it.
 """
+
 import datetime
 import socket
 import uuid
 
 import pytest
+
 from ageverify_client import (
     AgeVerify,
     ApiConnectionError,
@@ -16,23 +18,37 @@ from ageverify_client import (
     RateLimitError,
     ServerError,
 )
-
 from tests.support.scripted_server import RESET, TRUNCATED, Answer, ScriptedServer
 
 SESSION = {
-    "sessionId": "ses_01KTESTSESSION0000000000000", "status": "initiated", "subject": "user-42", "ageLimit": 18,
-    "mode": "test", "reason": None, "expiresAt": "2026-11-22T11:15:30.123Z", "callbackUrl": None,
-    "cancelUrl": None, "notificationUrl": None, "createdAt": "2026-11-22T10:15:30.123Z",
+    "sessionId": "ses_01KTESTSESSION0000000000000",
+    "status": "initiated",
+    "subject": "user-42",
+    "ageLimit": 18,
+    "mode": "test",
+    "reason": None,
+    "expiresAt": "2026-11-22T11:15:30.123Z",
+    "callbackUrl": None,
+    "cancelUrl": None,
+    "notificationUrl": None,
+    "createdAt": "2026-11-22T10:15:30.123Z",
     "updatedAt": "2026-11-22T10:15:30.123Z",
 }
-CREATED = Answer(201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig",
-                                   "verificationUrl": "http://x/flow"}})
+CREATED = Answer(
+    201, {"session": {**SESSION, "sessionToken": "tok", "signature": "sig", "verificationUrl": "http://x/flow"}}
+)
 READ = Answer(200, {"session": SESSION, "ageEstimation": None, "liveness": None, "validateDoc": None})
 
 
 def problem(status: int, code: str, **headers) -> Answer:
-    body = {"type": f"https://docs.ageverify.dev/errors/{code}", "title": "Scripted", "status": status,
-            "code": code, "detail": f"scripted {code}", "requestId": "req_scripted"}
+    body = {
+        "type": f"https://docs.ageverify.dev/errors/{code}",
+        "title": "Scripted",
+        "status": status,
+        "code": code,
+        "detail": f"scripted {code}",
+        "requestId": "req_scripted",
+    }
     return Answer(status, body, {"Content-Type": "application/problem+json", **headers})
 
 
@@ -121,8 +137,10 @@ def test_a_429_asking_for_longer_than_max_retry_wait_raises_at_once_with_the_wai
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("failure", [problem(500, "internal"), problem(502, "bad_gateway"),
-                                     problem(504, "gateway_timeout"), RESET, TRUNCATED])
+@pytest.mark.parametrize(
+    "failure",
+    [problem(500, "internal"), problem(502, "bad_gateway"), problem(504, "gateway_timeout"), RESET, TRUNCATED],
+)
 def test_a_get_is_retried_after_a_server_error_or_a_dropped_connection(server, client, failure):
     server.script(failure, READ)
 
@@ -137,8 +155,11 @@ def test_retries_stop_after_max_retries_and_the_last_problem_is_raised(server, c
         client.sessions.get(SESSION["sessionId"])
 
     assert len(server.requests) == 4  # the first attempt and max_retries=3
-    assert (raised.value.status, raised.value.code, raised.value.detail) == (503, "service_unavailable",
-                                                                             "scripted service_unavailable")
+    assert (raised.value.status, raised.value.code, raised.value.detail) == (
+        503,
+        "service_unavailable",
+        "scripted service_unavailable",
+    )
 
 
 def test_a_post_without_idempotency_key_is_not_repeated_after_a_503(server, client):
@@ -187,8 +208,19 @@ def test_an_html_error_page_from_a_proxy_still_raises_a_problem(server):
 def test_fields_the_client_does_not_know_yet_are_kept(server, client):
     session = {**SESSION, "status": "approved", "reason": "digital_id", "riskLevel": "low"}
     credential = {"kind": "mdoc", "claim": "age_over_18", "value": True, "issuer": {"country": "UT", "chain": []}}
-    server.script(Answer(200, {"session": session, "ageEstimation": None, "liveness": None, "validateDoc": None,
-                               "ageCredential": credential, "riskSignals": ["new_device"]}))
+    server.script(
+        Answer(
+            200,
+            {
+                "session": session,
+                "ageEstimation": None,
+                "liveness": None,
+                "validateDoc": None,
+                "ageCredential": credential,
+                "riskSignals": ["new_device"],
+            },
+        )
+    )
 
     result = client.sessions.get(SESSION["sessionId"])
 
@@ -213,17 +245,23 @@ def test_cancel_is_retried_like_a_get_since_cancelling_twice_answers_the_same(se
     client.sessions.cancel(SESSION["sessionId"])
 
     assert [(seen.method, seen.path) for seen in server.requests] == [
-        ("POST", f"/v1/sessions/{SESSION['sessionId']}/cancel")] * 3
+        ("POST", f"/v1/sessions/{SESSION['sessionId']}/cancel")
+    ] * 3
 
 
 def test_list_sends_its_filters_as_query_parameters(server, client):
     server.script(Answer(200, {"data": [READ.body], "hasMore": True, "nextCursor": "abc"}))
 
-    page = client.sessions.list(status=["approved", "denied"], subject="user 42", limit=5,
-                                created_from=datetime.datetime(2026, 11, 22, 10, tzinfo=datetime.timezone.utc))
+    page = client.sessions.list(
+        status=["approved", "denied"],
+        subject="user 42",
+        limit=5,
+        created_from=datetime.datetime(2026, 11, 22, 10, tzinfo=datetime.UTC),
+    )
 
-    assert server.requests[0].path == ("/v1/sessions?status=approved%2Cdenied&subject=user+42"
-                                       "&created_from=2026-11-22T10%3A00%3A00%2B00%3A00&limit=5")
+    assert server.requests[0].path == (
+        "/v1/sessions?status=approved%2Cdenied&subject=user+42&created_from=2026-11-22T10%3A00%3A00%2B00%3A00&limit=5"
+    )
     assert (page.has_more, page.next_cursor, page.data[0].session_id) == (True, "abc", SESSION["sessionId"])
 
 

@@ -3,11 +3,13 @@
 A partner's backend does exactly this: create a session, send the user to the flow (here the sandbox
 endpoint plays the user), wait for the final state, verify the webhook, confirm with GET.
 """
+
 import threading
 import time
 
 import pytest
 import requests
+
 from ageverify_client import (
     AgeVerify,
     AuthenticationError,
@@ -19,7 +21,6 @@ from ageverify_client import (
     WebhookVerificationError,
     WebhookVerifier,
 )
-
 from tenants.models import Tenant
 from tenants.services import publishable_key_generate
 
@@ -30,6 +31,7 @@ def _later(seconds: float, action) -> threading.Thread:
     def run():
         time.sleep(seconds)
         action()
+
     thread = threading.Thread(target=run)
     thread.start()
     return thread
@@ -37,8 +39,11 @@ def _later(seconds: float, action) -> threading.Thread:
 
 def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, celery_worker, receiver):
     created = sandbox.sessions.create(
-        subject="user-42", age_limit=18, notification_url=receiver.url(),
-        callback_url="http://127.0.0.1:3000/verified", cancel_url="http://127.0.0.1:3000/cancelled",
+        subject="user-42",
+        age_limit=18,
+        notification_url=receiver.url(),
+        callback_url="http://127.0.0.1:3000/verified",
+        cancel_url="http://127.0.0.1:3000/cancelled",
     )
     assert created.session_id.startswith("ses_") and created.status == "initiated"
     assert (created.subject, created.age_limit, created.mode) == ("user-42", 18, "test")
@@ -62,7 +67,12 @@ def test_create_wait_verify_and_confirm_round_trip(service, tenant, sandbox, cel
     event = sandbox.webhooks.verify(delivered.body, delivered.headers)
     assert event.event == "verification.completed" and event.webhook_id == delivered.headers["webhook-id"]
     assert (event.data.session_id, event.data.status, event.data.subject, event.data.age_limit, event.data.mode) == (
-        created.session_id, "approved", "user-42", 18, "test")
+        created.session_id,
+        "approved",
+        "user-42",
+        18,
+        "test",
+    )
     assert event.data.approved and event.timestamp is not None
 
     confirmed = sandbox.sessions.confirm(created.session_id, subject="user-42", age_limit=18, mode="test")
@@ -200,8 +210,12 @@ def test_the_client_secret_is_the_browser_s_hand_off_and_the_backend_confirms_wi
     assert "clientSecret" not in sandbox.sessions.get(created.session_id).session.raw  # creation only
 
     def browser_reads_status() -> dict:
-        response = requests.get(f"{service}/v1/client/session", params={"key": pk.key}, timeout=10,
-                                headers={"Origin": shop, "Authorization": f"Bearer {created.client_secret}"})
+        response = requests.get(
+            f"{service}/v1/client/session",
+            params={"key": pk.key},
+            timeout=10,
+            headers={"Origin": shop, "Authorization": f"Bearer {created.client_secret}"},
+        )
         assert response.status_code == 200, response.text
         return response.json()
 

@@ -1,4 +1,5 @@
 """Dashboard fixtures: tenant staff (a user with a membership) and a second tenant to prove isolation."""
+
 import pytest
 from django.test import Client
 
@@ -36,4 +37,3 @@ def rival(db):
     user = UserFactory(username="mallory", email="mallory@rival.test")
     membership_add(tenant=onboarded.tenant, user=user)
     return onboarded
-

@@ -1,10 +1,10 @@
 """Who may enter the dashboard: tenant staff by membership; operators keep /admin/ to themselves."""
+
 import re
 
 from django.test import Client
 
-from tests.factories import PASSWORD
-from tests.factories import UserFactory
+from tests.factories import PASSWORD, UserFactory
 
 
 def test_an_anonymous_visitor_is_sent_to_the_login_page():
@@ -19,8 +19,9 @@ def test_staff_sign_in_with_their_password_and_land_on_the_home_page(staff_user,
     login_page = client.get("/dashboard/login/")
     assert b"Sign in to your dashboard" in login_page.content
 
-    response = client.post("/dashboard/login/", {"username": "alice", "password": PASSWORD, "next": "/dashboard/"},
-                           follow=True)
+    response = client.post(
+        "/dashboard/login/", {"username": "alice", "password": PASSWORD, "next": "/dashboard/"}, follow=True
+    )
 
     assert response.redirect_chain[-1][0] == "/dashboard/"
     assert onboarded.tenant.id.encode() in response.content
@@ -106,8 +107,11 @@ def test_an_unknown_dashboard_address_is_a_404(dashboard):
 
 def test_staff_change_their_password_from_the_dashboard(dashboard):
     new = "another long passphrase 7"
-    response = dashboard.post("/dashboard/password_change/",
-                              {"old_password": PASSWORD, "new_password1": new, "new_password2": new}, follow=True)
+    response = dashboard.post(
+        "/dashboard/password_change/",
+        {"old_password": PASSWORD, "new_password1": new, "new_password2": new},
+        follow=True,
+    )
 
     assert response.redirect_chain[-1][0] == "/dashboard/password_change/done/"
     assert Client().login(username="alice", password="another long passphrase 7")

@@ -1,4 +1,5 @@
 """API keys in the dashboard: a generated key is shown once and works at once; a revoked key fails at once."""
+
 import re
 
 import pytest

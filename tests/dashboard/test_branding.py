@@ -1,4 +1,5 @@
-"""The Branding page: display name, logo (type, size, decoded), accent colour (contrast) and privacy link, as the flow shows them."""
+"""The Branding page: name, logo (type, size, decoded), accent colour (contrast), privacy link, as the flow shows it."""
+
 import io
 
 import pytest
@@ -32,8 +33,13 @@ def test_wcag_contrast_ratio_matches_the_reference_values():
 
 
 def test_branding_saved_in_the_dashboard_is_what_the_flow_shows(dashboard, onboarded, api):
-    response = save(dashboard, display_name="Acme Arcade", accent_color="#7A1FA2",
-                    privacy_notice_url="https://acme.example/privacy", logo=image_file("JPEG", (1200, 400), "logo.jpg"))
+    response = save(
+        dashboard,
+        display_name="Acme Arcade",
+        accent_color="#7A1FA2",
+        privacy_notice_url="https://acme.example/privacy",
+        logo=image_file("JPEG", (1200, 400), "logo.jpg"),
+    )
     assert response.status_code == 302, field_errors(response)
     page = dashboard.get("/dashboard/branding/").content.decode()
     assert "Branding saved" in page and 'value="Acme Arcade"' in page and 'id="current-logo"' in page
@@ -52,7 +58,9 @@ def test_branding_saved_in_the_dashboard_is_what_the_flow_shows(dashboard, onboa
     theme_url = consent.split('<link rel="stylesheet" href="/flow/brand/')[1].split('"')[0]
     theme = visitor.client.get("/flow/brand/" + theme_url)
     assert theme["Content-Type"].startswith("text/css")
-    assert theme.content.decode().strip() == ":root { --brand: #7a1fa2; --brand-dark: #5c177a; --brand-light: #c39ad5; }"
+    assert (
+        theme.content.decode().strip() == ":root { --brand: #7a1fa2; --brand-dark: #5c177a; --brand-light: #c39ad5; }"
+    )
 
 
 def test_a_colour_without_enough_contrast_is_refused_with_its_ratio(dashboard, onboarded):
@@ -63,15 +71,26 @@ def test_a_colour_without_enough_contrast_is_refused_with_its_ratio(dashboard, o
     assert not hasattr(onboarded.tenant, "branding") or onboarded.tenant.branding.display_name == ""
 
 
-@pytest.mark.parametrize("upload, message", [
-    (SimpleUploadedFile("logo.svg", b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)'
-                        b'</script></svg>', content_type="image/svg+xml"), "SVG logos are not accepted"),
-    (SimpleUploadedFile("logo.png", b"\x89PNG\r\n\x1a\n" + b"not really a png" * 10, content_type="image/png"),
-     "could not be read as an image"),
-    (image_file("GIF", name="logo.gif"), "is a GIF image"),
-    (image_file("PNG", size=(5000, 20)), "each side must be 16 to 4096 pixels"),
-    (SimpleUploadedFile("big.png", b"\0" * (LOGO_MAX_BYTES + 1), content_type="image/png"), "at most 512 KB"),
-])
+@pytest.mark.parametrize(
+    "upload, message",
+    [
+        (
+            SimpleUploadedFile(
+                "logo.svg",
+                b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+                content_type="image/svg+xml",
+            ),
+            "SVG logos are not accepted",
+        ),
+        (
+            SimpleUploadedFile("logo.png", b"\x89PNG\r\n\x1a\n" + b"not really a png" * 10, content_type="image/png"),
+            "could not be read as an image",
+        ),
+        (image_file("GIF", name="logo.gif"), "is a GIF image"),
+        (image_file("PNG", size=(5000, 20)), "each side must be 16 to 4096 pixels"),
+        (SimpleUploadedFile("big.png", b"\0" * (LOGO_MAX_BYTES + 1), content_type="image/png"), "at most 512 KB"),
+    ],
+)
 def test_a_logo_that_is_not_a_small_png_jpeg_or_webp_is_refused(dashboard, onboarded, upload, message):
     response = save(dashboard, logo=upload)
 
@@ -82,7 +101,9 @@ def test_a_logo_that_is_not_a_small_png_jpeg_or_webp_is_refused(dashboard, onboa
 def test_a_truncated_image_is_refused_after_decoding(dashboard, onboarded):
     whole = image_file("WEBP", size=(400, 200), name="logo.webp").read()
 
-    response = save(dashboard, logo=SimpleUploadedFile("logo.webp", whole[: len(whole) // 2], content_type="image/webp"))
+    response = save(
+        dashboard, logo=SimpleUploadedFile("logo.webp", whole[: len(whole) // 2], content_type="image/webp")
+    )
 
     assert response.status_code == 400 and "could not be read as an image" in field_errors(response)
 

@@ -1,4 +1,5 @@
 """The dashboard shows the digital-ID method: on a session's page and in the usage panel's approvals by method."""
+
 from sessions_api.state_machine import Results, session_transition
 from tests.factories import VerificationSessionFactory, finished_session
 
@@ -7,10 +8,20 @@ def _digital_id_session(tenant, *, value=True):
     session = VerificationSessionFactory(tenant=tenant, mode="live")
     session_transition(session_id=session.id, to="processing", cause="digital ID")
     session_transition(
-        session_id=session.id, to="approved" if value else "denied",
-        reason="digital_id" if value else "underage_digital_id", cause="digital ID",
-        results=Results(age_credential={"kind": "mdoc", "doc_type": "eu.europa.ec.av.1", "claim": "age_over_18",
-                                        "value": value, "issuer_country": "UT", "trust_source": "pem:utopia"}),
+        session_id=session.id,
+        to="approved" if value else "denied",
+        reason="digital_id" if value else "underage_digital_id",
+        cause="digital ID",
+        results=Results(
+            age_credential={
+                "kind": "mdoc",
+                "doc_type": "eu.europa.ec.av.1",
+                "claim": "age_over_18",
+                "value": value,
+                "issuer_country": "UT",
+                "trust_source": "pem:utopia",
+            }
+        ),
     )
     return session
 

@@ -1,4 +1,5 @@
 """Flower, started with the README's command, asks for the basic auth credentials from settings."""
+
 import os
 import socket
 import subprocess
@@ -29,8 +30,13 @@ def flower_process():
     started = []
 
     def start(port, **env):
-        process = subprocess.Popen([*FLOWER, f"--port={port}"], cwd=REPO_ROOT, env=_env(**env),
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [*FLOWER, f"--port={port}"],
+            cwd=REPO_ROOT,
+            env=_env(**env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         started.append(process)
         return process
 

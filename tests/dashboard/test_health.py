@@ -2,6 +2,7 @@
 
 The machine's PostgreSQL and Redis stay up: outages are simulated by pointing this process at a closed port.
 """
+
 import pytest
 from django.test import Client
 

@@ -2,6 +2,7 @@
 
 Another tenant's objects answer 404, exactly like ids that do not exist, so their existence does not leak.
 """
+
 import pytest
 
 from dashboard.models import AuditLogEntry
@@ -19,8 +20,11 @@ def rival_data(rival):
     mallory = get_user_model().objects.get(username="mallory")
     dashboard_webhook_secret_reveal(tenant=rival.tenant, actor=Actor(user=mallory))
     return {
-        "tenant": rival.tenant, "session": session, "delivery": delivery,
-        "key": rival.tenant.api_keys.get(mode="live"), "raw_key": rival.live_key,
+        "tenant": rival.tenant,
+        "session": session,
+        "delivery": delivery,
+        "key": rival.tenant.api_keys.get(mode="live"),
+        "raw_key": rival.live_key,
         "subject": session.subject,
     }
 
@@ -72,11 +76,23 @@ def test_no_list_or_page_shows_another_tenants_data(dashboard, onboarded, rival_
     finished_session(onboarded.tenant, subject="own-subject")
     pages = {
         url: dashboard.get(url).content.decode()
-        for url in ["/dashboard/", "/dashboard/?usage=test", "/dashboard/sessions/", "/dashboard/webhooks/",
-                    "/dashboard/audit-log/"]
+        for url in [
+            "/dashboard/",
+            "/dashboard/?usage=test",
+            "/dashboard/sessions/",
+            "/dashboard/webhooks/",
+            "/dashboard/audit-log/",
+        ]
     }
-    secrets = [rival_data["tenant"].id, rival_data["session"].id, rival_data["subject"], rival_data["delivery"].pk,
-               rival_data["key"].prefix, "mallory", "Rival Inc"]
+    secrets = [
+        rival_data["tenant"].id,
+        rival_data["session"].id,
+        rival_data["subject"],
+        rival_data["delivery"].pk,
+        rival_data["key"].prefix,
+        "mallory",
+        "Rival Inc",
+    ]
 
     for url, page in pages.items():
         for secret in secrets:

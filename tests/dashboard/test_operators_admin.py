@@ -1,4 +1,5 @@
 """The operators' admin at /admin/: every model they run the service with is listed, filterable and searchable."""
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth import get_user_model
@@ -19,14 +20,17 @@ def operator(client, db):
     return client
 
 
-@pytest.mark.parametrize("path", [
-    "/admin/tenants/tenant/?enabled__exact=1&q=Acme",
-    "/admin/tenants/apikey/?mode__exact=live&q=Acme",
-    "/admin/tenants/membership/?q=alice",
-    "/admin/sessions_api/verificationsession/?status__exact=approved&q=user",
-    "/admin/webhooks/webhookdelivery/?status__exact=pending&q=ses_",
-    "/admin/dashboard/auditlogentry/?action__exact=webhook_secret.rotated&q=alice",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/tenants/tenant/?enabled__exact=1&q=Acme",
+        "/admin/tenants/apikey/?mode__exact=live&q=Acme",
+        "/admin/tenants/membership/?q=alice",
+        "/admin/sessions_api/verificationsession/?status__exact=approved&q=user",
+        "/admin/webhooks/webhookdelivery/?status__exact=pending&q=ses_",
+        "/admin/dashboard/auditlogentry/?action__exact=webhook_secret.rotated&q=alice",
+    ],
+)
 def test_operator_lists_render_with_filters_and_search(operator, onboarded, staff_user, path):
     delivery_with_attempt(onboarded.tenant)
     dashboard_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
@@ -52,11 +56,24 @@ def test_operators_read_every_tenants_audit_log_but_cannot_change_it(operator, o
 
 
 TENANT_ADD_FORM = {
-    "name": "Added By Hand", "contact_email": "", "enabled": "on", "webhooks_enabled": "on",
-    "session_ttl_seconds": "3600", "retention_days": "90", "age_extra_years": "0", "min_age_confidence": "0.5",
-    **{f"{prefix}-{name}": value for prefix in ("api_keys", "memberships")
-       for name, value in (("TOTAL_FORMS", "0"), ("INITIAL_FORMS", "0"), ("MIN_NUM_FORMS", "0"),
-                           ("MAX_NUM_FORMS", "1000"))},
+    "name": "Added By Hand",
+    "contact_email": "",
+    "enabled": "on",
+    "webhooks_enabled": "on",
+    "session_ttl_seconds": "3600",
+    "retention_days": "90",
+    "age_extra_years": "0",
+    "min_age_confidence": "0.5",
+    **{
+        f"{prefix}-{name}": value
+        for prefix in ("api_keys", "memberships")
+        for name, value in (
+            ("TOTAL_FORMS", "0"),
+            ("INITIAL_FORMS", "0"),
+            ("MIN_NUM_FORMS", "0"),
+            ("MAX_NUM_FORMS", "1000"),
+        )
+    },
 }
 
 
@@ -85,10 +102,12 @@ def test_the_operators_actions_are_recorded_in_the_admin_log(operator, onboarded
     _, delivery = delivery_with_attempt(onboarded.tenant)
     key = onboarded.tenant.api_keys.get(mode="live")
 
-    for url, action, obj in [("/admin/tenants/tenant/", "disable_webhooks", onboarded.tenant),
-                             ("/admin/tenants/tenant/", "disable_tenants", onboarded.tenant),
-                             ("/admin/tenants/apikey/", "revoke", key),
-                             ("/admin/webhooks/webhookdelivery/", "resend", delivery)]:
+    for url, action, obj in [
+        ("/admin/tenants/tenant/", "disable_webhooks", onboarded.tenant),
+        ("/admin/tenants/tenant/", "disable_tenants", onboarded.tenant),
+        ("/admin/tenants/apikey/", "revoke", key),
+        ("/admin/webhooks/webhookdelivery/", "resend", delivery),
+    ]:
         operator.post(url, {"action": action, "_selected_action": [obj.pk]})
 
     logged = [(entry.object_id, entry.get_change_message()) for entry in LogEntry.objects.order_by("pk")]
@@ -101,14 +120,17 @@ def test_the_operators_actions_are_recorded_in_the_admin_log(operator, onboarded
     assert {entry.user.username for entry in LogEntry.objects.all()} == {"operator"}
 
 
-@pytest.mark.parametrize("path", [
-    "/admin/tenants/apikey/?key_hash__startswith={}",
-    "/admin/tenants/apikey/?key_hash__regex=^{}",
-    "/admin/tenants/apikey/?key_hash={}",
-    "/admin/sessions_api/verificationsession/?token_hash__startswith={}",
-    "/admin/tenants/tenant/?test_webhook_secret__startswith={}",
-    "/admin/auth/user/?password__startswith={}",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/tenants/apikey/?key_hash__startswith={}",
+        "/admin/tenants/apikey/?key_hash__regex=^{}",
+        "/admin/tenants/apikey/?key_hash={}",
+        "/admin/sessions_api/verificationsession/?token_hash__startswith={}",
+        "/admin/tenants/tenant/?test_webhook_secret__startswith={}",
+        "/admin/auth/user/?password__startswith={}",
+    ],
+)
 def test_no_admin_list_filters_on_a_secret_column_with_any_lookup(operator, api, path):
     api.create_session()
     # Whether the guess is right or wrong, the answer is the same refusal: no oracle.

@@ -1,4 +1,5 @@
-"""Hostile text from partners' API calls and receivers is shown escaped; pages cannot be framed or load others' assets."""
+"""Hostile text from partners' calls and receivers is shown escaped; pages cannot be framed or load others' assets."""
+
 import re
 
 import pytest
@@ -7,7 +8,7 @@ from sessions_api.state_machine import session_cancel
 from tests.factories import WebhookAttemptFactory
 from webhooks.models import WebhookDelivery
 
-HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "'</title><svg onload=alert(3)>"]
+HOSTILE = ["<script>alert(1)</script>", '"><img src=x onerror=alert(2)>', "'</title><svg onload=alert(3)>"]
 
 
 @pytest.fixture
@@ -15,15 +16,24 @@ def hostile_pages(dashboard, api, onboarded):
     """Every dashboard page, after sessions, a webhook response and a key label carrying markup."""
     session_ids = []
     for text in HOSTILE:
-        session = api.create_session(subject=text, notification_url="https://hooks.example.com/?q=" + text.replace(" ", "%20"))
+        session = api.create_session(
+            subject=text, notification_url="https://hooks.example.com/?q=" + text.replace(" ", "%20")
+        )
         session_cancel(session_id=session["sessionId"])
         session_ids.append(session["sessionId"])
     delivery = WebhookDelivery.objects.get(subject_ref=session_ids[0])
     WebhookAttemptFactory(delivery=delivery, latency_ms=9, error=HOSTILE[1], response_excerpt=HOSTILE[0])
     dashboard.post("/dashboard/keys/generate/", {"mode": "live", "label": HOSTILE[1][:100]})
-    paths = ["/dashboard/", "/dashboard/?usage=test", "/dashboard/sessions/", "/dashboard/webhooks/",
-             "/dashboard/audit-log/", f"/dashboard/sessions/?q={HOSTILE[0]}", f"/dashboard/audit-log/?q={HOSTILE[1]}",
-             *[f"/dashboard/sessions/{session_id}/" for session_id in session_ids]]
+    paths = [
+        "/dashboard/",
+        "/dashboard/?usage=test",
+        "/dashboard/sessions/",
+        "/dashboard/webhooks/",
+        "/dashboard/audit-log/",
+        f"/dashboard/sessions/?q={HOSTILE[0]}",
+        f"/dashboard/audit-log/?q={HOSTILE[1]}",
+        *[f"/dashboard/sessions/{session_id}/" for session_id in session_ids],
+    ]
     return {path: dashboard.get(path) for path in paths}
 
 

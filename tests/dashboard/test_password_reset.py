@@ -1,4 +1,5 @@
 """Password reset for tenant staff, through the email backend, from the request to signing in again."""
+
 import os
 import re
 import subprocess
@@ -22,9 +23,11 @@ def test_staff_reset_a_forgotten_password_from_the_emailed_link(staff_user, mail
     link = re.search(r"http://testserver(/dashboard/reset/\S+/)", mailoutbox[0].body).group(1)
     form_page = client.get(link, follow=True)
     assert b"Choose a new password" in form_page.content
-    done = client.post(form_page.redirect_chain[-1][0],
-                       {"new_password1": "a brand new passphrase 42", "new_password2": "a brand new passphrase 42"},
-                       follow=True)
+    done = client.post(
+        form_page.redirect_chain[-1][0],
+        {"new_password1": "a brand new passphrase 42", "new_password2": "a brand new passphrase 42"},
+        follow=True,
+    )
     assert done.redirect_chain[-1][0] == "/dashboard/reset/done/"
     signed_in = Client().post("/dashboard/login/", {"username": "alice", "password": "a brand new passphrase 42"})
     assert signed_in.status_code == 302 and signed_in["Location"] == "/dashboard/"
@@ -72,14 +75,25 @@ def test_the_reset_link_points_at_public_base_url_whatever_host_the_request_name
 def _email_backend_with(env: dict) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; print(settings.EMAIL_BACKEND)"
     base = {key: value for key, value in os.environ.items() if key not in ("EMAIL_BACKEND", "DEBUG")}
-    return subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
 
 
 def test_with_debug_off_reset_mails_go_by_smtp_and_the_console_backend_is_refused():
     default = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "0"})
-    console = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "0",
-                                   "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"})
+    console = _email_backend_with(
+        {
+            "DJANGO_SETTINGS_MODULE": "ageverify.settings",
+            "DEBUG": "0",
+            "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+        }
+    )
     debug = _email_backend_with({"DJANGO_SETTINGS_MODULE": "ageverify.settings", "DEBUG": "1"})
 
     assert default.stdout.strip() == "django.core.mail.backends.smtp.EmailBackend", default.stderr

@@ -1,4 +1,5 @@
 """Retention: final sessions past their tenant's retention_days are purged; the usage chart still counts them."""
+
 import io
 import re
 from datetime import timedelta
@@ -38,8 +39,11 @@ def test_purged_sessions_are_gone_and_the_usage_chart_still_counts_them(dashboar
     onboarded.tenant.retention_days = 1
     onboarded.tenant.save()
     old = [
-        _aged(finished_session(onboarded.tenant, status="approved", notification_url="https://hooks.partner.test/a"),
-              created_days_ago=3, finalized_days_ago=2),
+        _aged(
+            finished_session(onboarded.tenant, status="approved", notification_url="https://hooks.partner.test/a"),
+            created_days_ago=3,
+            finalized_days_ago=2,
+        ),
         _aged(finished_session(onboarded.tenant, status="approved"), created_days_ago=3, finalized_days_ago=2),
         _aged(finished_session(onboarded.tenant, status="denied"), created_days_ago=3, finalized_days_ago=2),
     ]

@@ -1,4 +1,5 @@
 """Publishable keys in the dashboard: generate with origins and return URLs, change settings, revoke; the snippet."""
+
 import pytest
 from django.test import Client
 
@@ -10,8 +11,13 @@ SHOP = "https://shop.example"
 
 
 def _generate(dashboard, **fields):
-    body = {"mode": "test", "label": "web shop", "allowed_origins": f"{SHOP}\nhttps://www.shop.example/",
-            "return_urls": "myapp://verified", **fields}
+    body = {
+        "mode": "test",
+        "label": "web shop",
+        "allowed_origins": f"{SHOP}\nhttps://www.shop.example/",
+        "return_urls": "myapp://verified",
+        **fields,
+    }
     return dashboard.post("/dashboard/sdk/", body)
 
 
@@ -22,7 +28,7 @@ def test_a_generated_key_is_listed_with_its_origins_and_works_from_them_at_once(
     assert key.allowed_origins == [SHOP, "https://www.shop.example"]  # trailing slash normalized away
     page = dashboard.get("/dashboard/sdk/").content.decode()
     assert key.key in page and "myapp://verified" in page
-    assert f"script-src http://testserver; frame-src http://testserver" in page  # the CSP lines of the snippet
+    assert "script-src http://testserver; frame-src http://testserver" in page  # the CSP lines of the snippet
     assert f'AgeVerify("{key.key}")' in page
     answer = Client().get("/v1/client/config", {"key": key.key}, headers={"Origin": SHOP})
     assert answer.status_code == 200
@@ -44,9 +50,17 @@ def test_a_return_url_with_a_dangerous_scheme_is_refused(dashboard):
 def test_settings_change_and_revocation_take_effect_at_once(dashboard, onboarded):
     _generate(dashboard)
     key = PublishableKey.objects.get(tenant=onboarded.tenant)
-    changed = dashboard.post(f"/dashboard/sdk/{key.pk}/", {
-        "label": "shop", "allowed_origins": "https://other.example", "return_urls": "",
-        "client_sessions_enabled": "on", "client_age_limit": "18", "client_notification_url": ""})
+    changed = dashboard.post(
+        f"/dashboard/sdk/{key.pk}/",
+        {
+            "label": "shop",
+            "allowed_origins": "https://other.example",
+            "return_urls": "",
+            "client_sessions_enabled": "on",
+            "client_age_limit": "18",
+            "client_notification_url": "",
+        },
+    )
     assert changed.status_code == 302
     key.refresh_from_db()
     assert key.allowed_origins == ["https://other.example"] and key.client_age_limit == 18

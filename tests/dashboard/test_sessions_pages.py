@@ -1,4 +1,5 @@
 """The sessions list (filters, search, pagination) and a session's detail page (results, history, webhook)."""
+
 import html
 import re
 from datetime import timedelta
@@ -55,9 +56,11 @@ def test_the_list_filters_by_status_mode_and_date_range_and_searches_subjects(da
 def test_bad_filter_values_are_reported_on_the_page_and_not_applied(dashboard, onboarded):
     session = finished_session(onboarded.tenant)
 
-    for query, message in [({"status": "lost"}, "Unknown status 'lost'"),
-                           ({"from": "yesterday"}, "'yesterday' is not a date"),
-                           ({"from": "2026-02-02", "to": "2026-01-01"}, "The start date is after the end date")]:
+    for query, message in [
+        ({"status": "lost"}, "Unknown status 'lost'"),
+        ({"from": "yesterday"}, "'yesterday' is not a date"),
+        ({"from": "2026-02-02", "to": "2026-01-01"}, "The start date is after the end date"),
+    ]:
         response = dashboard.get("/dashboard/sessions/", query)
         assert response.status_code == 200
         assert message in html.unescape(response.content.decode())
@@ -101,7 +104,10 @@ def test_the_detail_page_shows_results_history_with_causes_and_webhook_attempts(
     assert 'data-field="isLive">' in page and 'data-field="livenessScore">0.96<' in page
     history = page.split('id="history"', 1)[1].split("</section>", 1)[0]
     assert [cause.strip() for cause in re.findall(r"UTC</time> · ([^<]+)<", history)] == [
-        "POST /v1/sessions", "selfie submitted", "estimated age above the limit"]
+        "POST /v1/sessions",
+        "selfie submitted",
+        "estimated age above the limit",
+    ]
     assert "Approved by age estimation" in history
     webhook = page.split('id="webhooks"', 1)[1]
     assert delivery.pk in webhook and ">502<" in webhook and "Re-send" in webhook

@@ -1,11 +1,11 @@
 """Dashboard sign-in throttling: per-username and per-address lockouts, in the real Redis cache."""
+
 import logging
 
 import pytest
 from django.test import Client
 
-from tests.factories import PASSWORD
-from tests.factories import UserFactory
+from tests.factories import PASSWORD, UserFactory
 from tests.support.waiting import wait_until
 
 LOCKED = b"Too many failed sign-in attempts"
@@ -15,8 +15,7 @@ OFFICE = "198.51.100.20"
 
 def sign_in(username, password, address=ATTACKER, client=None, **extra):
     client = client or Client()
-    return client.post("/dashboard/login/", {"username": username, "password": password},
-                       REMOTE_ADDR=address, **extra)
+    return client.post("/dashboard/login/", {"username": username, "password": password}, REMOTE_ADDR=address, **extra)
 
 
 def fail(username, times, address=ATTACKER, **extra):
@@ -117,8 +116,12 @@ def test_a_right_password_for_an_account_without_a_tenant_does_not_count_as_a_fa
 def test_the_operators_admin_login_is_throttled_like_the_dashboards(db):
     UserFactory(username="operator", is_staff=True, is_superuser=True)
     for _ in range(5):
-        assert LOCKED not in Client().post("/admin/login/", {"username": "operator", "password": "wrong guess"},
-                                           REMOTE_ADDR=ATTACKER).content
+        assert (
+            LOCKED
+            not in Client()
+            .post("/admin/login/", {"username": "operator", "password": "wrong guess"}, REMOTE_ADDR=ATTACKER)
+            .content
+        )
 
     response = Client().post("/admin/login/", {"username": "operator", "password": PASSWORD}, REMOTE_ADDR=ATTACKER)
 
@@ -144,8 +147,9 @@ def test_password_reset_requests_from_one_address_are_limited(staff_user, settin
 @pytest.fixture
 def unreachable_cache(settings):
     # A real Redis client aimed at a port where nothing listens: connections are refused at once.
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": "redis://127.0.0.1:1/0"}}
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
 
 
 def test_an_unreachable_cache_lets_sign_in_through_with_a_warning(staff_user, unreachable_cache, caplog):

@@ -1,4 +1,5 @@
 """A user in several tenants switches between them; the choice is kept in the session and re-checked each time."""
+
 import re
 
 import pytest
@@ -27,8 +28,9 @@ def test_a_member_of_several_tenants_gets_a_switcher_and_changes_tenant(two_tena
     assert 'id="tenant-switcher"' in home and "Rival Inc" in home
     assert _shown_tenant_id(two_tenant_client) == onboarded.tenant.id  # the first by name comes first
 
-    response = two_tenant_client.post("/dashboard/tenant/switch/",
-                                      {"tenant": rival.tenant.id, "next": "/dashboard/webhooks/"})
+    response = two_tenant_client.post(
+        "/dashboard/tenant/switch/", {"tenant": rival.tenant.id, "next": "/dashboard/webhooks/"}
+    )
 
     assert response.status_code == 302 and response["Location"] == "/dashboard/webhooks/"
     assert _shown_tenant_id(two_tenant_client) == rival.tenant.id
@@ -83,10 +85,12 @@ def test_a_form_left_open_for_one_tenant_changes_nothing_after_a_switch_in_anoth
 ):
     forms = {
         "/dashboard/keys/generate/": _form_tenant(two_tenant_client, "/dashboard/", "/dashboard/keys/generate/"),
-        "/dashboard/webhooks/secret/reveal/": _form_tenant(two_tenant_client, "/dashboard/webhooks/",
-                                                           "/dashboard/webhooks/secret/reveal/"),
-        "/dashboard/webhooks/secret/rotate/": _form_tenant(two_tenant_client, "/dashboard/webhooks/secret/rotate/",
-                                                           "/dashboard/webhooks/secret/rotate/"),
+        "/dashboard/webhooks/secret/reveal/": _form_tenant(
+            two_tenant_client, "/dashboard/webhooks/", "/dashboard/webhooks/secret/reveal/"
+        ),
+        "/dashboard/webhooks/secret/rotate/": _form_tenant(
+            two_tenant_client, "/dashboard/webhooks/secret/rotate/", "/dashboard/webhooks/secret/rotate/"
+        ),
     }
     assert set(forms.values()) == {onboarded.tenant.id}
     two_tenant_client.post("/dashboard/tenant/switch/", {"tenant": rival.tenant.id})  # in another tab

@@ -1,6 +1,6 @@
 """The usage panel: sessions per day by final status over 30 days, drawn as SVG, and the approval rate."""
-import re
 
+import re
 
 from dashboard.charts import nice_step
 from tests.factories import finished_session, session_created_days_ago
@@ -11,8 +11,15 @@ def _on_day(session, days_ago):
 
 
 def test_the_panel_counts_each_days_sessions_by_final_status_and_the_approval_rate(dashboard, onboarded):
-    for status, days_ago in [("approved", 0), ("approved", 0), ("denied", 0), ("approved", 3), ("initiated", 3),
-                             ("denied", 29), ("approved", 30)]:  # 30 days ago is outside the window
+    for status, days_ago in [
+        ("approved", 0),
+        ("approved", 0),
+        ("denied", 0),
+        ("approved", 3),
+        ("initiated", 3),
+        ("denied", 29),
+        ("approved", 30),
+    ]:  # 30 days ago is outside the window
         _on_day(finished_session(onboarded.tenant, status=status), days_ago)
     finished_session(onboarded.tenant, status="denied", mode="test")
 

@@ -1,4 +1,5 @@
 """Webhook settings per tenant and mode: a default notification address, and "Send test webhook"."""
+
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
@@ -39,44 +40,54 @@ def test_a_session_without_notification_url_notifies_its_modes_default_address(d
     assert set(by_session) == {session["sessionId"], own_address["sessionId"]}  # no live default: no live webhook
     assert by_session[own_address["sessionId"]].url == receiver.url("/own")
     assert deliver(by_session[session["sessionId"]]).status == "delivered"
-    received, = receiver.received
+    (received,) = receiver.received
     assert received.path == "/sandbox-hooks"
     event = Webhook(onboarded.tenant.test_webhook_secret).verify(received.body, received.headers)
     assert (event["data"]["sessionId"], event["data"]["mode"]) == (session["sessionId"], "test")
 
 
 def test_send_test_webhook_sends_a_signed_marked_test_event_whose_attempt_is_logged(
-        dashboard, onboarded, receiver, staff_user):
+    dashboard, onboarded, receiver, staff_user
+):
     save_address(dashboard, "live", receiver.url())
 
     page = send_test(dashboard, "live")
 
     delivery = WebhookDelivery.objects.get()
-    assert (delivery.event_type, delivery.mode, delivery.url, delivery.subject_ref) == ("webhook.test", "live",
-                                                                                      receiver.url(), "")
+    assert (delivery.event_type, delivery.mode, delivery.url, delivery.subject_ref) == (
+        "webhook.test",
+        "live",
+        receiver.url(),
+        "",
+    )
     assert f"Test webhook {delivery.pk} queued" in page.content.decode()
     assert deliver(delivery).status == "delivered"
-    received, = receiver.received
+    (received,) = receiver.received
     event = Webhook(onboarded.tenant.webhook_secret).verify(received.body, received.headers)
     assert event["event"] == "webhook.test" and event["data"]["test"] is True and event["data"]["mode"] == "live"
     assert "sessionId" not in event["data"]
     with pytest.raises(WebhookVerificationError):
         Webhook(onboarded.tenant.test_webhook_secret).verify(received.body, received.headers)
-    attempt, = delivery.attempts.all()
+    (attempt,) = delivery.attempts.all()
     assert attempt.status_code == 200
     listing = dashboard.get("/dashboard/webhooks/").content.decode()
     assert f'id="delivery-{delivery.pk}"' in listing and "webhook.test" in listing
     actions = list(AuditLogEntry.objects.order_by("id").values_list("action", "actor", "target_label"))
-    assert actions == [("webhook_address.changed", staff_user.pk, receiver.url()),
-                       ("webhook.test_sent", staff_user.pk, "webhook.test")]
+    assert actions == [
+        ("webhook_address.changed", staff_user.pk, receiver.url()),
+        ("webhook.test_sent", staff_user.pk, "webhook.test"),
+    ]
 
 
-@pytest.mark.parametrize("url, why", [
-    ("http://partner.example/hooks", "must use https"),
-    ("https://user:pw@partner.example/hooks", "must not contain a user name or password"),
-    ("https://10.0.0.5/hooks", "must point to a public host"),
-    ("not a url", "must be an absolute http or https URL"),
-])
+@pytest.mark.parametrize(
+    "url, why",
+    [
+        ("http://partner.example/hooks", "must use https"),
+        ("https://user:pw@partner.example/hooks", "must not contain a user name or password"),
+        ("https://10.0.0.5/hooks", "must point to a public host"),
+        ("not a url", "must be an absolute http or https URL"),
+    ],
+)
 def test_an_address_the_sender_could_not_use_is_refused_and_nothing_is_saved(dashboard, onboarded, url, why):
     page = save_address(dashboard, "live", url).content.decode()
 
@@ -93,8 +104,10 @@ def test_an_address_can_be_removed_and_then_no_test_can_be_sent(dashboard, onboa
 
     assert "Set a default address first" in page
     assert not WebhookDelivery.objects.exists()
-    assert list(AuditLogEntry.objects.order_by("id").values_list("target_label", flat=True)) == ["https://partner.example/hooks",
-                                                                               "(none)"]
+    assert list(AuditLogEntry.objects.order_by("id").values_list("target_label", flat=True)) == [
+        "https://partner.example/hooks",
+        "(none)",
+    ]
 
 
 def test_no_test_webhook_while_the_operator_has_not_enabled_sending(dashboard, onboarded):

@@ -1,4 +1,5 @@
 """The webhooks page: sending status, egress addresses, the signing secret (reveal, rotate) and re-sending."""
+
 import re
 from datetime import timedelta
 
@@ -139,8 +140,10 @@ def test_re_send_sends_the_same_event_again_and_is_audited(dashboard, onboarded,
     delivery = WebhookDelivery.objects.get(pk=first.headers["webhook-id"])
     assert delivery.status == "delivered"
 
-    response = dashboard.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/",
-                              {"next": f"/dashboard/sessions/{delivery.subject_ref}/"})
+    response = dashboard.post(
+        f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/",
+        {"next": f"/dashboard/sessions/{delivery.subject_ref}/"},
+    )
 
     assert response.status_code == 302 and response["Location"] == f"/dashboard/sessions/{delivery.subject_ref}/"
     webhook_delivery_attempt(delivery_id=delivery.pk)  # what the queued Celery task runs

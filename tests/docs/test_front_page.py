@@ -1,4 +1,5 @@
 """The service's root address leads somewhere: a user learns where to go, a partner finds the docs and the dashboard."""
+
 import re
 
 

@@ -1,6 +1,7 @@
 """The docs test: every shell block of the README is run as printed (against a live server, the test
 database and a real webhook worker), and its printed answers are held to the real ones; the README's
 few blocks that cannot run here say why below. When the README drifts, this test fails."""
+
 import io
 import json
 import os
@@ -47,12 +48,14 @@ RUN = {
     "DEBUG=1 .venv/bin/python manage.py webhook_receiver": "test_the_local_webhook_recipe_works_as_printed",
 }
 NOT_RUN = {
-    "scripts/demo": "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test",
+    "scripts/demo": (
+        "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test"
+    ),
     "gunicorn ageverify.wsgi": "production processes: tests/test_deploy.py checks the units that run them",
     "sudo cp deploy/": "installs systemd units as root",
     ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
     "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "
-                                                        "tests/flow/test_languages.py runs its --check",
+    "tests/flow/test_languages.py runs its --check",
 }
 
 
@@ -121,16 +124,19 @@ def test_the_walk_through_works_as_printed_with_either_key(demo, live_server, sh
     listed, cancel = around.steps
     body = run_printed(listed, base_url=live_server.url, env=env)
     assert [item["session"]["sessionId"] for item in body["data"]] == [session_id]
-    status, open_session = run_curl(as_here(create.command, live_server.url).replace("order-1234", "order-1235"),
-                                    env=env)
+    status, open_session = run_curl(
+        as_here(create.command, live_server.url).replace("order-1234", "order-1235"), env=env
+    )
     run_printed(cancel, base_url=live_server.url, env=env, session_id=open_session["session"]["sessionId"])
 
 
 def test_the_onboarding_commands_work_as_printed(live_server, shell_env, tmp_path, transactional_db):
     on_demo, in_production = blocks_starting("DEBUG=1 .venv/bin/python manage.py create_tenant").steps
     env_file = tmp_path / "env"  # what deploy/env.example asks for, pointing at the test's services
-    env_file.write_text(f"SECRET_KEY=docs-test-secret\nFLOW_SIGNING_KEY=docs-test-flow-key\n"
-                        f"DATABASE_URL={_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n")
+    env_file.write_text(
+        f"SECRET_KEY=docs-test-secret\nFLOW_SIGNING_KEY=docs-test-flow-key\n"
+        f"DATABASE_URL={_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n"
+    )
     production = in_production.command.replace("sudo -u ageverify ", "").replace("/etc/ageverify/env", str(env_file))
     production_env = {name: value for name, value in shell_env.items() if name != "DEBUG"}
 
@@ -153,8 +159,15 @@ def _free_port() -> str:
 def background(command: str, env: dict):
     """A README command that runs until stopped; yields a queue of its output lines, stops it (by its pid)."""
     # Its own process group (bash and the command it runs), stopped by that group's id, which is its pid.
-    process = subprocess.Popen(["bash", "-c", command], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line.rstrip("\n")) for line in process.stdout], daemon=True).start()
     try:
@@ -215,8 +228,10 @@ def test_the_python_snippets_run_as_printed(live_server, onboarded, receiver, se
     sandbox_event = _received_event(finished_session(tenant, mode="test", notification_url=receiver.url()), receiver)
 
     # The receiver's check: a live event passes; a sandbox one never does, not even with the live secret.
-    scope = {"LIVE_WEBHOOK_SECRET": tenant.webhook_secret,
-             "request": SimpleNamespace(body=live_event[0], headers=live_event[1])}
+    scope = {
+        "LIVE_WEBHOOK_SECRET": tenant.webhook_secret,
+        "request": SimpleNamespace(body=live_event[0], headers=live_event[1]),
+    }
     exec(verify_snippet, scope)
     assert scope["payload"]["data"]["mode"] == "live"
     with pytest.raises(WebhookVerificationError):
@@ -232,8 +247,11 @@ def test_the_python_snippets_run_as_printed(live_server, onboarded, receiver, se
 
     approver = threading.Thread(target=approve_the_new_session)
     approver.start()
-    scope = {"API_KEY": onboarded.test_key, "WEBHOOK_SECRET": tenant.test_webhook_secret,
-             "request": SimpleNamespace(body=sandbox_event[0], headers=sandbox_event[1])}
+    scope = {
+        "API_KEY": onboarded.test_key,
+        "WEBHOOK_SECRET": tenant.test_webhook_secret,
+        "request": SimpleNamespace(body=sandbox_event[0], headers=sandbox_event[1]),
+    }
     exec(client_snippet.replace(DEMO_URL, live_server.url).replace("timeout=600", "timeout=600, interval=0.2"), scope)
     approver.join()
     scope["av"].close()  # hang up: the live server's thread holds a database connection while we keep ours

@@ -1,4 +1,5 @@
 """The reason table: the README and the OpenAPI schema explain every reason the code can give a session."""
+
 import json
 import re
 from pathlib import Path

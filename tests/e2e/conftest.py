@@ -11,11 +11,14 @@ Reuse:
 permission prompt auto-accepted); `launch_browser(*extra_args)` launches another one, e.g. with
 `--use-file-for-fake-video-capture=frames.y4m` to feed real frames to getUserMedia.
 """
+
 import os
 from pathlib import Path
 
 import pytest
 import requests
+
+from tests.support.camera import SCRIPTED_CAMERA_JS
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to run
 # beside it. Each ORM call in these tests is still synchronous and in this one thread.
@@ -23,8 +26,13 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 FAKE_CAMERA_ARGS = ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -93,8 +101,9 @@ class Partner:
         self.http.headers.update({"X-API-Key": api_key})
 
     def create_session(self, **fields) -> dict:
-        response = self.http.post(f"{self.base_url}/v1/sessions", json={"subject": "user-42", "age_limit": 18, **fields},
-                                  timeout=10)
+        response = self.http.post(
+            f"{self.base_url}/v1/sessions", json={"subject": "user-42", "age_limit": 18, **fields}, timeout=10
+        )
         assert response.status_code == 201, response.text
         return response.json()["session"]
 
@@ -174,3 +183,22 @@ def _wait_for_other_connections_to_settle(timeout: float = 10.0):
             if not cursor.fetchone()[0]:
                 return
             time.sleep(0.05)
+
+
+def clocked_page(browser, init_script: str | None = None):
+    """A phone-sized page with its own cookies, whose clock the test drives (see take_selfie)."""
+    context = browser.new_context(**PHONE)
+    context.set_default_timeout(15_000)
+    if init_script:
+        context.add_init_script(init_script)
+    page = context.new_page()
+    page.clock.install()
+    return page
+
+
+@pytest.fixture
+def scripted_page(browser):
+    """A page whose camera is the scripted one (tests.support.camera)."""
+    page = clocked_page(browser, SCRIPTED_CAMERA_JS)
+    yield page
+    page.context.close()

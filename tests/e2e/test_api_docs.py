@@ -1,5 +1,6 @@
 """The API reference pages in a real browser: nothing is fetched from another host, and Swagger's
 "Try it out" with the documented example creates a session."""
+
 import re
 
 import pytest
@@ -23,8 +24,13 @@ def outside_requests(page, base_url: str) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize("path, ready", [("/v1/redoc", "h2:has-text('Create a verification session')"),
-                                         ("/v1/docs", ".opblock-summary:has-text('Create a verification session')")])
+@pytest.mark.parametrize(
+    "path, ready",
+    [
+        ("/v1/redoc", "h2:has-text('Create a verification session')"),
+        ("/v1/docs", ".opblock-summary:has-text('Create a verification session')"),
+    ],
+)
 def test_the_api_reference_uses_only_the_services_own_assets(page, live_base_url, path, ready):
     page.set_viewport_size({"width": 1280, "height": 900})
     outside = outside_requests(page, live_base_url)
@@ -51,4 +57,6 @@ def test_swaggers_try_it_out_creates_a_session_with_the_documented_example(page,
 
     status = operation.locator(".live-responses-table .response .response-col_status").first
     expect(status).to_have_text("201")
-    expect(operation.locator(".live-responses-table .response .response-col_description").first).to_contain_text('"sessionId"')
+    expect(operation.locator(".live-responses-table .response .response-col_description").first).to_contain_text(
+        '"sessionId"'
+    )

@@ -2,6 +2,7 @@
 
 Screenshots of the home and sessions pages go to test-artifacts/ (dashboard-*.png).
 """
+
 import re
 
 import pytest
@@ -9,16 +10,27 @@ import requests
 from playwright.sync_api import expect
 
 from tenants.services import membership_add
-from tests.factories import finished_session, session_created_days_ago
-from tests.factories import UserFactory
+from tests.factories import UserFactory, finished_session, session_created_days_ago
 
 pytestmark = pytest.mark.e2e
 
 PASSWORD = "correct horse battery staple"
 DESKTOP = {"viewport": {"width": 1360, "height": 900}}
 # A month of traffic, so the usage chart and the sessions list have something to show: (days ago, status).
-HISTORY = [(0, "approved"), (0, "initiated"), (1, "approved"), (1, "denied"), (3, "approved"), (3, "approved"),
-           (6, "denied"), (9, "approved"), (13, "approved"), (17, "denied"), (22, "approved"), (28, "approved")]
+HISTORY = [
+    (0, "approved"),
+    (0, "initiated"),
+    (1, "approved"),
+    (1, "denied"),
+    (3, "approved"),
+    (3, "approved"),
+    (6, "denied"),
+    (9, "approved"),
+    (13, "approved"),
+    (17, "denied"),
+    (22, "approved"),
+    (28, "approved"),
+]
 
 
 @pytest.fixture
@@ -43,8 +55,12 @@ def console(browser, live_base_url):
 
 
 def _create_session(base_url, api_key):
-    return requests.post(f"{base_url}/v1/sessions", json={"subject": "e2e-user", "age_limit": 18},
-                         headers={"X-API-Key": api_key}, timeout=10)
+    return requests.post(
+        f"{base_url}/v1/sessions",
+        json={"subject": "e2e-user", "age_limit": 18},
+        headers={"X-API-Key": api_key},
+        timeout=10,
+    )
 
 
 def test_staff_generate_copy_and_use_a_key_then_revoke_it(console, live_base_url, staff, onboarded, screenshot):

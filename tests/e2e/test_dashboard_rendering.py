@@ -1,5 +1,6 @@
 """The dashboard renders what it means: no markup in cells, plain messages, counts that make sense,
 navigation on a phone and no clipped column on a laptop screen (issue 15's rendering slips)."""
+
 import re
 
 import pytest
@@ -34,7 +35,8 @@ def signed_in(browser, base_url, width, height=900, **options):
 
 def clipped_cells(page, table_selector: str) -> list[str]:
     """Texts of the table's cells whose content does not fit, or that lie outside the visible page width."""
-    return page.evaluate("""(selector) => {
+    return page.evaluate(
+        """(selector) => {
         const out = [];
         for (const table of document.querySelectorAll(selector)) {
             for (const cell of table.querySelectorAll('th, td')) {
@@ -50,7 +52,9 @@ def clipped_cells(page, table_selector: str) -> list[str]:
             }
         }
         return out;
-    }""", table_selector)
+    }""",
+        table_selector,
+    )
 
 
 @pytest.mark.parametrize("width", [1280, 1360, 1440])

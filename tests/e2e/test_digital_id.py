@@ -1,10 +1,11 @@
-""""Use a digital ID" in Debian's Chromium, answered by the browser's own virtual wallet (DevTools protocol).
+""" "Use a digital ID" in Debian's Chromium, answered by the browser's own virtual wallet (DevTools protocol).
 
 `DigitalCredentials.setVirtualWalletBehavior` makes Chromium's Digital Credentials API answer the
 page's `navigator.credentials.get` with what the test gives it (or decline). The test plays the
 wallet: it reads the request the page prepared, mints an EU age attestation with its own test
 issuer bound to that request and to the page's origin, and hands it to the virtual wallet.
 """
+
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
@@ -39,8 +40,9 @@ def _virtual_wallet(page, **behaviour):
     page.context.new_cdp_session(page).send("DigitalCredentials.setVirtualWalletBehavior", behaviour)
 
 
-def test_a_wallet_answer_approves_and_a_decline_costs_nothing(live_partner, live_base_url, page, screenshot,
-                                                               wallet_ready):
+def test_a_wallet_answer_approves_and_a_decline_costs_nothing(
+    live_partner, live_base_url, page, screenshot, wallet_ready
+):
     created = live_partner.create_session(subject="wallet-user", age_limit=18)
     asked = _open(page, created)
     button = page.get_by_role("button", name="Use a digital ID")
@@ -53,8 +55,15 @@ def test_a_wallet_answer_approves_and_a_decline_costs_nothing(live_partner, live
     session = VerificationSession.objects.get(pk=created["sessionId"])
     assert (session.status, session.digital_id_attempts) == ("initiated", 0)
 
-    data = wallet_present(asked["digital"], issuer=wallet_ready, protocol=PROTOCOL_OPENID4VP, origin=live_base_url,
-                          doc_type=EU_AGE_ATTESTATION, elements={"age_over_18": True}, now=timezone.now())
+    data = wallet_present(
+        asked["digital"],
+        issuer=wallet_ready,
+        protocol=PROTOCOL_OPENID4VP,
+        origin=live_base_url,
+        doc_type=EU_AGE_ATTESTATION,
+        elements={"age_over_18": True},
+        now=timezone.now(),
+    )
     _virtual_wallet(page, action="respond", protocol=PROTOCOL_OPENID4VP, response=data)
     button.click()
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible()
@@ -66,13 +75,20 @@ def test_a_wallet_answer_approves_and_a_decline_costs_nothing(live_partner, live
     assert (body["ageCredential"]["claim"], body["ageCredential"]["value"]) == ("age_over_18", True)
 
 
-def test_an_answer_made_for_another_page_is_refused_with_a_plain_message(live_partner, live_base_url, page,
-                                                                         wallet_ready):
+def test_an_answer_made_for_another_page_is_refused_with_a_plain_message(
+    live_partner, live_base_url, page, wallet_ready
+):
     created = live_partner.create_session(subject="relay", age_limit=18)
     asked = _open(page, created)
-    relayed = wallet_present(asked["digital"], issuer=wallet_ready, protocol=PROTOCOL_OPENID4VP,
-                             origin="https://phish.example", doc_type=EU_AGE_ATTESTATION,
-                             elements={"age_over_18": True}, now=timezone.now())
+    relayed = wallet_present(
+        asked["digital"],
+        issuer=wallet_ready,
+        protocol=PROTOCOL_OPENID4VP,
+        origin="https://phish.example",
+        doc_type=EU_AGE_ATTESTATION,
+        elements={"age_over_18": True},
+        now=timezone.now(),
+    )
     _virtual_wallet(page, action="respond", protocol=PROTOCOL_OPENID4VP, response=relayed)
     button = page.get_by_role("button", name="Use a digital ID")
     button.click()

@@ -5,6 +5,7 @@ showing the astronaut (or, as another person, Grace Hopper) turning their head. 
 document step as one with no camera for a selfie does ("Use an ID document instead"), then sends the
 passport page and does the head turns the page asks for, in one go. Screenshots: test-artifacts/doc-*.png.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -19,7 +20,6 @@ from tests.e2e.test_live_flow import (
     open_selfie_page,
     passport_page,
     return_urls,
-    scripted_page,  # noqa: F401 - the fixture
     send_document_with_head_turns,
     years_ago,
 )
@@ -36,7 +36,8 @@ def to_the_document_step(page, partner, base_url: str, subject: str) -> dict:
 
 
 def test_a_document_without_head_turns_is_refused_by_default_and_accepted_with_the_policy_off(
-        live_partner, live_base_url, page, screenshot, celery_worker, onboarded):
+    live_partner, live_base_url, page, screenshot, celery_worker, onboarded
+):
     created = to_the_document_step(page, live_partner, live_base_url, "no-turns-1")
     expect(page.get_by_role("heading", name="Then: turn your head")).to_be_visible()
     page.get_by_text("Upload a photo instead").click()
@@ -67,12 +68,21 @@ def test_a_document_without_head_turns_is_refused_by_default_and_accepted_with_t
 
 
 def test_an_expired_passport_asks_for_another_and_a_valid_one_whose_portrait_is_the_user_approves(
-        live_partner, live_base_url, scripted_page, screenshot, celery_worker):
+    live_partner,
+    live_base_url,
+    scripted_page,
+    screenshot,
+    celery_worker,
+):
     page = scripted_page
     created = to_the_document_step(page, live_partner, live_base_url, "adult-expired-first")
     expired = datetime.date.today() - datetime.timedelta(days=40)
-    send_document_with_head_turns(page, passport_page(years_ago(30), expiry=expired),
-                                  screenshot=screenshot, name="doc-02-head-turns-after-the-document")
+    send_document_with_head_turns(
+        page,
+        passport_page(years_ago(30), expiry=expired),
+        screenshot=screenshot,
+        name="doc-02-head-turns-after-the-document",
+    )
 
     expect(page.get_by_text("This document has expired.")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     expect(page.get_by_text("Attempt 2 of 3")).to_be_visible()
@@ -89,14 +99,20 @@ def test_an_expired_passport_asks_for_another_and_a_valid_one_whose_portrait_is_
 
 
 def test_the_same_page_with_another_persons_live_face_ends_document_mismatch(
-        live_partner, live_base_url, scripted_page, screenshot, celery_worker):
+    live_partner,
+    live_base_url,
+    scripted_page,
+    screenshot,
+    celery_worker,
+):
     page = scripted_page
     created = to_the_document_step(page, live_partner, live_base_url, "someone-else")
     for attempt in (1, 2, 3):
         send_document_with_head_turns(page, passport_page(years_ago(30)), person="hopper")
         if attempt < 3:
             expect(page.get_by_text("does not look like the photo on the document")).to_be_visible(
-                timeout=ANALYSIS_TIMEOUT_MS)
+                timeout=ANALYSIS_TIMEOUT_MS
+            )
 
     expect(page.get_by_role("heading", name="Verification not completed")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     expect(page.get_by_text("did not match the photo on the document")).to_be_visible()
@@ -108,7 +124,8 @@ def test_the_same_page_with_another_persons_live_face_ends_document_mismatch(
 
 
 def test_the_camera_takes_the_front_then_the_back_and_hands_over_to_the_head_turns(
-        live_partner, live_base_url, page, screenshot, celery_worker, onboarded):
+    live_partner, live_base_url, page, screenshot, celery_worker, onboarded
+):
     to_the_document_step(page, live_partner, live_base_url, "camera-front-back")
     page.get_by_role("button", name="Turn on the camera", exact=True).click()
     page.get_by_role("button", name="Take photo").click()
@@ -119,8 +136,9 @@ def test_the_camera_takes_the_front_then_the_back_and_hands_over_to_the_head_tur
 
     # Both sides are in the form; under the presence policy the head turns come next and send everything.
     expect(page.get_by_text("Photo ready. Now turn on the camera for the head turns, below.")).to_be_visible()
-    sides = page.evaluate("['document', 'document_back'].map((name) => "
-                          "document.querySelector(`input[name=${name}]`).files.length)")
+    sides = page.evaluate(
+        "['document', 'document_back'].map((name) => document.querySelector(`input[name=${name}]`).files.length)"
+    )
     assert sides == [1, 1]
     screenshot(page, "doc-05-front-and-back-taken")
 

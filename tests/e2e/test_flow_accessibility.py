@@ -4,6 +4,7 @@ German by the link's `locale`, keyboard only; Arabic by the browser's language, 
 flow page checked with axe-core (WCAG 2.2 A/AA: no violation of serious or critical impact). The
 tenant's logo and accent colour are set through tenants.branding, as the dashboard's Branding page does.
 """
+
 import io
 
 import pytest
@@ -33,8 +34,13 @@ def _logo_png() -> bytes:
 def branded(onboarded):
     """The tenant's branding, and the digital-ID offer on (so that its section is on the pages axe checks)."""
     Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
-    tenant_branding_update(tenant=onboarded.tenant, display_name="Acme Arcade", accent_color=ACCENT,
-                           privacy_notice_url="https://acme.example/privacy", logo=_logo_png())
+    tenant_branding_update(
+        tenant=onboarded.tenant,
+        display_name="Acme Arcade",
+        accent_color=ACCENT,
+        privacy_notice_url="https://acme.example/privacy",
+        logo=_logo_png(),
+    )
     return onboarded
 
 
@@ -68,7 +74,8 @@ def assert_branded(page):
 
 
 def test_german_sandbox_flow_by_keyboard_alone_with_the_tenants_logo_and_colour(
-        branded, partner, live_base_url, open_page, screenshot):
+    branded, partner, live_base_url, open_page, screenshot
+):
     created = partner.create_session()  # no return address: the result page stays
     page = open_page("en-US")
 
@@ -78,7 +85,8 @@ def test_german_sandbox_flow_by_keyboard_alone_with_the_tenants_logo_and_colour(
     assert page.locator("html").get_attribute("lang") == "de"
     assert_branded(page)
     expect(page.get_by_role("link", name="Datenschutzhinweise von Acme Arcade")).to_have_attribute(
-        "href", "https://acme.example/privacy")
+        "href", "https://acme.example/privacy"
+    )
     assert_accessible(page, "de-consent", screenshot)
     tab_to(page, "Ich stimme zu, weiter")
     page.keyboard.press("Enter")
@@ -96,7 +104,8 @@ def test_german_sandbox_flow_by_keyboard_alone_with_the_tenants_logo_and_colour(
 
 
 def test_arabic_flow_is_right_to_left_through_progress_and_document_outcomes(
-        branded, partner, live_base_url, open_page, screenshot):
+    branded, partner, live_base_url, open_page, screenshot
+):
     created = partner.create_session()
     page = open_page("ar")  # Accept-Language: ar
 
@@ -130,7 +139,8 @@ def test_arabic_flow_is_right_to_left_through_progress_and_document_outcomes(
 
 
 def test_live_camera_pages_and_error_pages_are_accessible_and_label_the_camera(
-        live_partner, live_base_url, open_page, screenshot):
+    live_partner, live_base_url, open_page, screenshot
+):
     created = live_partner.create_session()
     page = open_page("en-US")
     page.goto(created["verificationUrl"])

@@ -13,6 +13,7 @@ The page's timers (1.8 s to follow each instruction) run on Playwright's clock, 
 test, so a 10-second capture takes about two; the scripted camera is waited for before each
 picture so its frames reach the <video> first. Screenshots go to test-artifacts/live-*.png.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -25,9 +26,9 @@ from django.utils import timezone
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import FAKE_CAMERA_ARGS, PHONE
-from tests.support.camera import SCRIPTED_CAMERA_JS, data_url, still_y4m
 from tenants.models import Tenant
+from tests.e2e.conftest import FAKE_CAMERA_ARGS, clocked_page
+from tests.support.camera import data_url, still_y4m
 from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td3_lines
 from tests.support.faces import PORTRAITS, astronaut_portrait, challenge_frames
 
@@ -36,27 +37,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore::FutureWarning
 ANALYSIS_TIMEOUT_MS = 90_000  # the real models on a loaded 2-core machine, first load included
 RETAKE = "Please try again."
 # The pictures are taken and the form is being sent (or already left the page of the capture).
-SENT_JS = ("location.pathname !== '{path}' || Array.from(document.querySelectorAll('[data-camera-status]'))"
-           ".some((status) => /Sending/.test(status.textContent))")
-
-
-def clocked_page(browser, init_script: str | None = None):
-    """A phone-sized page with its own cookies, whose clock the test drives (see take_selfie)."""
-    context = browser.new_context(**PHONE)
-    context.set_default_timeout(15_000)
-    if init_script:
-        context.add_init_script(init_script)
-    page = context.new_page()
-    page.clock.install()
-    return page
-
-
-@pytest.fixture
-def scripted_page(browser):
-    """A page whose camera is the scripted one (tests.support.camera)."""
-    page = clocked_page(browser, SCRIPTED_CAMERA_JS)
-    yield page
-    page.context.close()
+SENT_JS = (
+    "location.pathname !== '{path}' || Array.from(document.querySelectorAll('[data-camera-status]'))"
+    ".some((status) => /Sending/.test(status.textContent))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +58,6 @@ def still_photo_page(still_photo_browser):
     page.context.close()
 
 
-
 def return_urls(base_url: str) -> dict:
     return {"callback_url": f"{base_url}/healthz?partner=callback", "cancel_url": f"{base_url}/healthz?partner=cancel"}
 
@@ -84,7 +67,7 @@ def turning_face(challenge: tuple[str, ...], person: str = "astronaut") -> list[
     """Data URLs of the person (tests.support.faces.PORTRAITS) turning their head as each step asks, three
     pictures per step."""
     frames = challenge_frames(list(challenge), frames_per_step=3, person=person)
-    by_step = [frames[index * 3:(index + 1) * 3] for index in range(len(challenge))]
+    by_step = [frames[index * 3 : (index + 1) * 3] for index in range(len(challenge))]
     assert [{label for label, _ in step_frames} for step_frames in by_step] == [{step} for step in challenge]
     return [[data_url(jpeg) for _, jpeg in step_frames] for step_frames in by_step]
 
@@ -103,8 +86,15 @@ def open_selfie_page(page, created: dict) -> list[str]:
     return page.locator("input[name=challenge]").input_value().split(",")
 
 
-def take_selfie(page, *, scripted: bool, screenshot=None, name: str = "", path: str = "/flow/selfie",
-                camera_button: str = "Turn on the camera") -> None:
+def take_selfie(
+    page,
+    *,
+    scripted: bool,
+    screenshot=None,
+    name: str = "",
+    path: str = "/flow/selfie",
+    camera_button: str = "Turn on the camera",
+) -> None:
     """Turn the camera on, press Start and run the page's clock until the pictures are sent.
 
     With the scripted camera, each 100 ms of page time waits for the <video> to show the picture
@@ -139,8 +129,7 @@ def pictures_sent(page, path: str = "/flow/selfie") -> bool:
 
 def wait_for_camera(page, path: str = "/flow/selfie") -> None:
     try:
-        page.wait_for_function(f"({SENT_JS.format(path=path)}) || window.__fakeCamera.state().showing",
-                               timeout=10_000)
+        page.wait_for_function(f"({SENT_JS.format(path=path)}) || window.__fakeCamera.state().showing", timeout=10_000)
     except PlaywrightError as error:
         if "context was destroyed" not in str(error):
             raise
@@ -155,7 +144,11 @@ def finished(partner, session_id: str) -> dict:
 def document_photo(birthdate: datetime.date) -> dict:
     """The back of a US driving licence: an AAMVA PDF417 barcode (made by zxing-cpp), photographed slightly askew."""
     payload = aamva_payload(birth=birthdate.strftime("%m%d%Y"), expiry="01012035")
-    return {"name": "licence-back.jpg", "mimeType": "image/jpeg", "buffer": encode(pdf417_card(payload, skew_degrees=3))}
+    return {
+        "name": "licence-back.jpg",
+        "mimeType": "image/jpeg",
+        "buffer": encode(pdf417_card(payload, skew_degrees=3)),
+    }
 
 
 def years_ago(years: int) -> datetime.date:
@@ -166,28 +159,39 @@ def years_ago(years: int) -> datetime.date:
     return today.replace(year=today.year - years)
 
 
-def passport_page(birthdate: datetime.date, *, expiry: datetime.date | None = None,
-                  person: str = "astronaut") -> dict:
+def passport_page(birthdate: datetime.date, *, expiry: datetime.date | None = None, person: str = "astronaut") -> dict:
     """A passport data page (TD3 MRZ) whose portrait is `person` (tests.support.faces.PORTRAITS)."""
     expiry = expiry or datetime.date(2035, 1, 1)
     lines = td3_lines(birth=birthdate.strftime("%y%m%d"), expiry=expiry.strftime("%y%m%d"))
     printed = (birthdate.strftime("%d.%m.%Y"), expiry.strftime("%d.%m.%Y"))  # the visual zone agrees with the MRZ
-    return {"name": "passport.jpg", "mimeType": "image/jpeg",
-            "buffer": encode(mrz_card(lines, portrait=PORTRAITS[person]()[0], printed=printed))}
+    return {
+        "name": "passport.jpg",
+        "mimeType": "image/jpeg",
+        "buffer": encode(mrz_card(lines, portrait=PORTRAITS[person]()[0], printed=printed)),
+    }
 
 
-def send_document_with_head_turns(page, photo: dict, *, person: str = "astronaut", screenshot=None,
-                                  name: str = "") -> None:
+def send_document_with_head_turns(
+    page, photo: dict, *, person: str = "astronaut", screenshot=None, name: str = ""
+) -> None:
     """The document page under the presence policy: the document's photo, then the head turns of `person`
     in front of the scripted camera, which send both."""
     expect(page.get_by_role("heading", name="Photograph your ID document")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     page.get_by_text("Upload a photo instead").click()
     page.get_by_label("Photo of your document").set_input_files(photo)
     challenge = tuple(page.locator("input[name=challenge]").input_value().split(","))
-    page.evaluate("([preview, steps]) => window.__fakeCamera.load(preview, steps)",
-                  [frontal_face(person), turning_face(challenge, person)])
-    take_selfie(page, scripted=True, path="/flow/document", camera_button="Turn on the camera for the head turns",
-                screenshot=screenshot, name=name)
+    page.evaluate(
+        "([preview, steps]) => window.__fakeCamera.load(preview, steps)",
+        [frontal_face(person), turning_face(challenge, person)],
+    )
+    take_selfie(
+        page,
+        scripted=True,
+        path="/flow/document",
+        camera_button="Turn on the camera for the head turns",
+        screenshot=screenshot,
+        name=name,
+    )
 
 
 def upload_document(page, photo: dict) -> None:
@@ -200,14 +204,17 @@ def upload_document(page, photo: dict) -> None:
 
 
 def test_a_user_who_follows_the_head_turns_is_approved_by_age_estimation(
-        live_partner, live_base_url, scripted_page, screenshot, celery_worker, age_policy_file):
+    live_partner, live_base_url, scripted_page, screenshot, celery_worker, age_policy_file
+):
     age_policy_file({18: 25.0})  # a policy under which this face clears limit 18
     page = scripted_page
     created = live_partner.create_session(subject="adult-1", age_limit=18, **return_urls(live_base_url))
 
     challenge = open_selfie_page(page, created)
-    page.evaluate("([preview, steps]) => window.__fakeCamera.load(preview, steps)",
-                  [frontal_face(), turning_face(tuple(challenge))])
+    page.evaluate(
+        "([preview, steps]) => window.__fakeCamera.load(preview, steps)",
+        [frontal_face(), turning_face(tuple(challenge))],
+    )
     take_selfie(page, scripted=True, screenshot=screenshot, name="live-01-following-the-instructions")
 
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
@@ -220,18 +227,21 @@ def test_a_user_who_follows_the_head_turns_is_approved_by_age_estimation(
     assert liveness["isLive"] is True and 0.5 <= liveness["livenessScore"] <= 1
     assert body["validateDoc"] is None
     expect(page.get_by_role("link", name="Continue to Acme Games")).to_have_attribute(
-        "href", f"{live_base_url}/healthz?partner=callback&session_id={created['sessionId']}")
+        "href", f"{live_base_url}/healthz?partner=callback&session_id={created['sessionId']}"
+    )
 
 
 def test_a_still_photo_as_the_camera_is_asked_to_retake_then_denied_as_not_live(
-        live_partner, live_base_url, still_photo_page, screenshot, celery_worker):
+    live_partner, live_base_url, still_photo_page, screenshot, celery_worker
+):
     page = still_photo_page
     created = live_partner.create_session(subject="photo-1", age_limit=18, **return_urls(live_base_url))
     open_selfie_page(page, created)
 
     for attempt in (1, 2):
-        take_selfie(page, scripted=False, screenshot=screenshot if attempt == 1 else None,
-                    name="live-03-still-photo-as-camera")
+        take_selfie(
+            page, scripted=False, screenshot=screenshot if attempt == 1 else None, name="live-03-still-photo-as-camera"
+        )
         expect(page.get_by_text(RETAKE)).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
         expect(page.get_by_text("We could not confirm that this was a live person")).to_be_visible()
         expect(page.get_by_text(f"Attempt {attempt + 1} of 3")).to_be_visible()
@@ -253,13 +263,16 @@ def test_a_still_photo_as_the_camera_is_asked_to_retake_then_denied_as_not_live(
 
 
 def test_a_face_below_the_policy_threshold_leads_to_a_document_that_approves(
-        live_partner, live_base_url, scripted_page, screenshot, celery_worker, age_policy_file):
+    live_partner, live_base_url, scripted_page, screenshot, celery_worker, age_policy_file
+):
     age_policy_file({18: 90.0})  # no face of the synthetic adult reads 90: the face never suffices
     page = scripted_page
     created = live_partner.create_session(subject="adult-2", age_limit=18, **return_urls(live_base_url))
     challenge = open_selfie_page(page, created)
-    page.evaluate("([preview, steps]) => window.__fakeCamera.load(preview, steps)",
-                  [frontal_face(), turning_face(tuple(challenge))])
+    page.evaluate(
+        "([preview, steps]) => window.__fakeCamera.load(preview, steps)",
+        [frontal_face(), turning_face(tuple(challenge))],
+    )
     take_selfie(page, scripted=True)
 
     # The progress page moves on by itself to the document step.
@@ -280,7 +293,8 @@ def test_a_face_below_the_policy_threshold_leads_to_a_document_that_approves(
 
 
 def test_without_the_presence_policy_a_user_without_a_camera_is_denied_by_an_underage_document(
-        live_partner, live_base_url, page, screenshot, celery_worker, onboarded):
+    live_partner, live_base_url, page, screenshot, celery_worker, onboarded
+):
     Tenant.objects.filter(pk=onboarded.tenant.pk).update(document_presence_required=False)
     created = live_partner.create_session(subject="minor-1", age_limit=18, **return_urls(live_base_url))
     open_selfie_page(page, created)
@@ -293,6 +307,10 @@ def test_without_the_presence_policy_a_user_without_a_camera_is_denied_by_an_und
     screenshot(page, "live-07-underage-document-denied")
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
-    assert body["validateDoc"] == {"trueAge": 17, "birthdate": years_ago(17).isoformat() + "T00:00:00.000Z",
-                                   "holderMatch": None, "livenessChecked": False}
+    assert body["validateDoc"] == {
+        "trueAge": 17,
+        "birthdate": years_ago(17).isoformat() + "T00:00:00.000Z",
+        "holderMatch": None,
+        "livenessChecked": False,
+    }
     assert body["ageEstimation"] is None and body["liveness"] is None

@@ -3,6 +3,7 @@
 Each ends with the partner's GET /v1/sessions/{id}, as a partner's backend would confirm the result.
 Screenshots of every page go to test-artifacts/.
 """
+
 import re
 
 import pytest
@@ -16,8 +17,9 @@ def return_urls(base_url: str) -> dict:
     return {"callback_url": f"{base_url}/healthz?partner=callback", "cancel_url": f"{base_url}/healthz?partner=cancel"}
 
 
-def test_sandbox_session_is_approved_in_the_browser_and_returns_to_the_callback(partner, live_base_url, page, screenshot,
-                                                                               age_policy_file):
+def test_sandbox_session_is_approved_in_the_browser_and_returns_to_the_callback(
+    partner, live_base_url, page, screenshot, age_policy_file
+):
     age_policy_file({18: 28.0})  # a sandbox approval reads two years over the policy's threshold
     created = partner.create_session(**return_urls(live_base_url))
 
@@ -102,7 +104,8 @@ def test_a_broken_link_shows_a_friendly_page(partner, live_base_url, page, scree
 
 
 def test_camera_capture_sends_every_step_and_a_face_less_picture_is_asked_again(
-        live_partner, live_base_url, page, screenshot, celery_worker):
+    live_partner, live_base_url, page, screenshot, celery_worker
+):
     created = live_partner.create_session()
     page.clock.install()  # the instructions' pauses are fast-forwarded below
     page.goto(created["verificationUrl"])

@@ -4,6 +4,7 @@ The partner page loads the SDK from the service under a strict CSP and calls it 
 key and the clientSecret its backend got from POST /v1/sessions; its backend then confirms the
 result with GET /v1/sessions/{id}, as the docs tell partners to.
 """
+
 import datetime
 import json
 import logging
@@ -19,7 +20,7 @@ from playwright.sync_api import expect
 from sessions_api.models import VerificationSession
 from tenants.models import Tenant
 from tenants.services import publishable_key_generate
-from tests.e2e.test_live_flow import document_photo, upload_document, years_ago, ANALYSIS_TIMEOUT_MS
+from tests.e2e.test_live_flow import ANALYSIS_TIMEOUT_MS, document_photo, upload_document, years_ago
 from tests.support.partner_site import partner_site
 
 pytestmark = pytest.mark.e2e
@@ -35,8 +36,9 @@ def site(live_base_url):
 
 @pytest.fixture
 def test_pk(onboarded, site):
-    return publishable_key_generate(tenant=onboarded.tenant, mode="test", label="shop",
-                                    allowed_origins=[site.origin]).key
+    return publishable_key_generate(
+        tenant=onboarded.tenant, mode="test", label="shop", allowed_origins=[site.origin]
+    ).key
 
 
 @pytest.fixture
@@ -106,7 +108,8 @@ def test_modal_flow_completes_in_the_sandbox_and_the_partner_get_agrees(site, te
 
 
 def test_a_page_on_an_origin_not_allowed_gets_origin_not_allowed_before_anything_is_drawn(
-        onboarded, site, partner, desktop):
+    onboarded, site, partner, desktop
+):
     key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=["https://shop.example"]).key
     created = partner.create_session()
     desktop.goto(site.origin + "/")
@@ -120,7 +123,8 @@ def test_a_page_on_an_origin_not_allowed_gets_origin_not_allowed_before_anything
 
 
 def test_inline_flow_completes_with_the_camera_in_the_frame_and_a_document(
-        site, live_pk, live_partner, desktop, celery_worker):
+    site, live_pk, live_partner, desktop, celery_worker
+):
     # The frame is what this tests: the document alone decides here (the tenant's presence policy is off;
     # the head turns that policy adds are tested in tests/e2e/test_document_presence.py).
     Tenant.objects.update(document_presence_required=False)
@@ -153,8 +157,10 @@ def test_a_forged_message_from_another_frame_or_the_page_is_ignored(site, test_p
     frame = desktop.frame_locator(FRAME)
     frame.get_by_role("link", name="I agree, continue").click()
 
-    forged = ("parent.postMessage({protocol: 'ageverify', version: 1, type: 'complete', "
-              "data: {sessionId: 'ses_forged', status: 'approved', reason: 'age_estimation'}}, '*')")
+    forged = (
+        "parent.postMessage({protocol: 'ageverify', version: 1, type: 'complete', "
+        "data: {sessionId: 'ses_forged', status: 'approved', reason: 'age_estimation'}}, '*')"
+    )
     other = next(f for f in desktop.frames if f.url == other_url)
     other.evaluate(forged)  # the service's origin, but not the SDK's frame
     desktop.evaluate(forged.replace("parent.", "window."))  # the partner page itself
@@ -176,10 +182,19 @@ def _without_cookies(route):
     if not in_frame:
         route.continue_()
         return
-    answer = requests.request(request.method, request.url, data=request.post_data_buffer, allow_redirects=False,
-                              headers={k: v for k, v in request.headers.items() if k.lower() != "cookie"}, timeout=10)
-    headers = {k: v for k, v in answer.headers.items() if k.lower() not in ("set-cookie", "content-encoding",
-                                                                             "transfer-encoding", "content-length")}
+    answer = requests.request(
+        request.method,
+        request.url,
+        data=request.post_data_buffer,
+        allow_redirects=False,
+        headers={k: v for k, v in request.headers.items() if k.lower() != "cookie"},
+        timeout=10,
+    )
+    headers = {
+        k: v
+        for k, v in answer.headers.items()
+        if k.lower() not in ("set-cookie", "content-encoding", "transfer-encoding", "content-length")
+    }
     route.fulfill(status=answer.status_code, headers=headers, body=answer.content)
 
 
@@ -206,10 +221,12 @@ def test_with_the_frames_storage_blocked_the_popup_fallback_completes(site, test
 
 
 def test_with_the_frames_storage_and_popups_blocked_the_page_itself_goes_to_the_flow_and_back(
-        onboarded, site, partner, desktop):
+    onboarded, site, partner, desktop
+):
     back = site.add_page("/verified", "<p>Back at the shop</p>")
-    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin],
-                                   return_urls=[back]).key
+    key = publishable_key_generate(
+        tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin], return_urls=[back]
+    ).key
     desktop.context.route(re.compile(re.escape(site.service_origin) + "/flow/.*"), _without_cookies)
     desktop.add_init_script("window.open = function () { return null; };")  # a popup blocker
     created = partner.create_session()
@@ -249,7 +266,8 @@ def test_a_hand_made_iframe_without_allow_camera_yields_camera_blocked(site, liv
 def test_an_expired_client_secret_yields_session_expired_before_anything_is_drawn(site, test_pk, partner, desktop):
     created = partner.create_session()
     VerificationSession.objects.filter(pk=created["sessionId"]).update(
-        expires_at=timezone.now() - datetime.timedelta(seconds=1))
+        expires_at=timezone.now() - datetime.timedelta(seconds=1)
+    )
     desktop.goto(site.origin + "/")
     start(desktop, test_pk, clientSecret=created["clientSecret"])
     log = wait_for_log(desktop, lambda log: log["errors"])
@@ -258,13 +276,19 @@ def test_an_expired_client_secret_yields_session_expired_before_anything_is_draw
 
 
 def test_the_webview_bridge_receives_the_completion_envelope_and_the_tab_returns_to_the_app(
-        onboarded, live_base_url, partner, browser):
+    onboarded, live_base_url, partner, browser
+):
     return_url = f"{live_base_url}/healthz?app=verified"
     key = publishable_key_generate(tenant=onboarded.tenant, mode="test", return_urls=[return_url]).key
     created = partner.create_session()
     # What the app does: ask for a one-time launch URL with the client secret (no Origin: not a browser page).
-    launch = requests.post(f"{live_base_url}/v1/client/launch", params={"key": key}, json={"returnUrl": return_url},
-                           headers={"Authorization": f"Bearer {created['clientSecret']}"}, timeout=10)
+    launch = requests.post(
+        f"{live_base_url}/v1/client/launch",
+        params={"key": key},
+        json={"returnUrl": return_url},
+        headers={"Authorization": f"Bearer {created['clientSecret']}"},
+        timeout=10,
+    )
     assert launch.status_code == 201, launch.text
 
     context = browser.new_context()
@@ -279,8 +303,12 @@ def test_the_webview_bridge_receives_the_completion_envelope_and_the_tab_returns
     context.close()
 
     envelopes = [json.loads(text) for text in received]
-    assert {"protocol": "ageverify", "version": 1, "type": "complete",
-            "data": {"sessionId": created["sessionId"], "status": "approved", "reason": "age_estimation"}} in envelopes
+    assert {
+        "protocol": "ageverify",
+        "version": 1,
+        "type": "complete",
+        "data": {"sessionId": created["sessionId"], "status": "approved", "reason": "age_estimation"},
+    } in envelopes
 
 
 def test_the_sdks_locale_reaches_the_flow_in_the_frame(site, test_pk, partner, desktop):
@@ -317,8 +345,13 @@ def test_the_modal_locks_scrolling_traps_focus_and_closes_on_escape(site, test_p
 
 
 def test_a_key_with_client_sessions_creates_the_session_from_the_page(onboarded, site, partner, desktop):
-    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin],
-                                   client_sessions_enabled=True, client_age_limit=16).key
+    key = publishable_key_generate(
+        tenant=onboarded.tenant,
+        mode="test",
+        allowed_origins=[site.origin],
+        client_sessions_enabled=True,
+        client_age_limit=16,
+    ).key
     desktop.goto(site.origin + "/")
     start(desktop, key, session={"subject": "shopper-5"})
     frame = desktop.frame_locator(FRAME)
@@ -329,4 +362,8 @@ def test_a_key_with_client_sessions_creates_the_session_from_the_page(onboarded,
     # What the partner's backend must check before trusting a session made from a browser:
     session = partner.get_session(completed["sessionId"])["session"]
     assert (session["subject"], session["ageLimit"], session["mode"], session["status"]) == (
-        "shopper-5", 16, "test", "approved")
+        "shopper-5",
+        16,
+        "test",
+        "approved",
+    )

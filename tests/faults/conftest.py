@@ -1,4 +1,5 @@
 """Fixtures for fault tests: private Redis and PostgreSQL servers, worker processes and an HTTPS receiver."""
+
 import pytest
 
 from tests.support.receiver import WebhookReceiver, make_tls_files
@@ -54,8 +55,13 @@ def start_worker(transactional_db, fault_tls, tmp_path):
     def start(queue: str, broker_url: str, *, database_url: str | None = None, **options) -> CeleryWorker:
         options.setdefault("extra_env", {})
         options["extra_env"].setdefault("WEBHOOK_CA_BUNDLE", str(fault_tls.ca_bundle))
-        worker = CeleryWorker(queue=queue, broker_url=broker_url, database_url=database_url or test_database_url(),
-                              log_dir=tmp_path, **options)
+        worker = CeleryWorker(
+            queue=queue,
+            broker_url=broker_url,
+            database_url=database_url or test_database_url(),
+            log_dir=tmp_path,
+            **options,
+        )
         workers.append(worker)
         return worker
 

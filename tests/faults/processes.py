@@ -3,6 +3,7 @@
 The machine's shared PostgreSQL (5432) and Redis (6379) are never touched: every process here listens
 on its own port in FAULT_PORTS and is stopped when its test ends.
 """
+
 import os
 import shutil
 import signal
@@ -63,7 +64,8 @@ class PrivateRedis:
     def start(self):
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         _wait_for(lambda: _accepts(self.port), 10, "redis-server")
 
@@ -96,31 +98,76 @@ class PrivatePostgres:
         self.home = Path(tempfile.mkdtemp(prefix="av-faults-pg-"))
         shutil.chown(self.home, "postgres")
         self.directory = self.home / "pgdata"
-        self._as_postgres([str(PG_BIN / "initdb"), "-D", str(self.directory), "-A", "trust", "-U", "postgres",
-                           "--no-sync", "-E", "UTF8"])
+        self._as_postgres(
+            [
+                str(PG_BIN / "initdb"),
+                "-D",
+                str(self.directory),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
+        )
         self.start()
         self._as_postgres([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "av"])
         db = settings.DATABASES["default"]
         dump = subprocess.run(
-            [str(PG_BIN / "pg_dump"), "--no-owner", "-h", db["HOST"], "-p", str(db["PORT"]), "-U", db["USER"], db["NAME"]],
-            check=True, capture_output=True,
+            [
+                str(PG_BIN / "pg_dump"),
+                "--no-owner",
+                "-h",
+                db["HOST"],
+                "-p",
+                str(db["PORT"]),
+                "-U",
+                db["USER"],
+                db["NAME"],
+            ],
+            check=True,
+            capture_output=True,
         ).stdout
-        subprocess.run([str(PG_BIN / "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.port),
-                        "-U", "postgres", "av"], input=dump, check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(PG_BIN / "psql"),
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "av",
+            ],
+            input=dump,
+            check=True,
+            capture_output=True,
+        )
 
     @property
     def url(self) -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/av"
 
     def _as_postgres(self, command):
-        subprocess.run(["runuser", "-u", "postgres", "--", *command], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", *command],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def _pg_ctl(self, *args):
         self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.directory), "-w", "-t", "30", *args])
 
     def start(self):
-        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.directory} -c fsync=off"
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.directory} -c fsync=off"
+        )
         self._pg_ctl("-o", options, "-l", str(self.directory / "log"), "start")
 
     def restart(self):
@@ -144,17 +191,45 @@ def test_database_url() -> str:
 class CeleryWorker:
     """`celery -A ageverify worker` for one queue, in its own process, pointed at the given broker and database."""
 
-    def __init__(self, *, queue: str, broker_url: str, database_url: str, log_dir: Path, extra_env: dict | None = None,
-                 concurrency: int = 1, pool: str | None = None, beat: bool = False):
+    def __init__(
+        self,
+        *,
+        queue: str,
+        broker_url: str,
+        database_url: str,
+        log_dir: Path,
+        extra_env: dict | None = None,
+        concurrency: int = 1,
+        pool: str | None = None,
+        beat: bool = False,
+    ):
         self.queue = queue
         self.log = log_dir / f"worker-{queue}-{time.monotonic_ns()}.log"
         self.env = {
-            **os.environ, "REDIS_URL": broker_url, "DATABASE_URL": database_url,
-            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", **(extra_env or {}),
+            **os.environ,
+            "REDIS_URL": broker_url,
+            "DATABASE_URL": database_url,
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
+            **(extra_env or {}),
         }
-        self.command = [sys.executable, "-m", "celery", "-A", "ageverify", "worker", "-Q", queue, "-n",
-                        f"{queue}-{time.monotonic_ns()}@fault", "--concurrency", str(concurrency),
-                        "--loglevel", "INFO", "--without-gossip", "--without-mingle"]
+        self.command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ageverify",
+            "worker",
+            "-Q",
+            queue,
+            "-n",
+            f"{queue}-{time.monotonic_ns()}@fault",
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         if pool is not None:
             self.command += ["--pool", pool]
         if beat:
@@ -165,10 +240,14 @@ class CeleryWorker:
     def start(self):
         offset = self.log.stat().st_size if self.log.exists() else 0
         self.handle = self.log.open("ab")
-        self.process = subprocess.Popen(self.command, cwd=REPO, env=self.env, stdout=self.handle,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
-        _wait_for(lambda: self.process.poll() is not None or b" ready." in self.log.read_bytes()[offset:],
-                  60, f"celery worker for {self.queue}")
+        self.process = subprocess.Popen(
+            self.command, cwd=REPO, env=self.env, stdout=self.handle, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        _wait_for(
+            lambda: self.process.poll() is not None or b" ready." in self.log.read_bytes()[offset:],
+            60,
+            f"celery worker for {self.queue}",
+        )
         assert self.alive, self.output()
 
     @property
@@ -199,9 +278,25 @@ class WebServer:
         env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": database_url, **(extra_env or {})}
         self.handle = self.log.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "ageverify.wsgi", "--bind", f"127.0.0.1:{self.port}",
-             "--workers", "1", "--threads", "4", "--timeout", "60"],
-            cwd=REPO, env=env, stdout=self.handle, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "ageverify.wsgi",
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--workers",
+                "1",
+                "--threads",
+                "4",
+                "--timeout",
+                "60",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self.handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         _wait_for(lambda: self.process.poll() is not None or _accepts(self.port), 30, "gunicorn")
         assert self.process.poll() is None, self.log.read_text()

@@ -3,6 +3,7 @@
 The machine's PostgreSQL is shared and stays up: this test points its own connection at a closed port
 (127.0.0.1:1), which fails the way a database that went away does, then restores it.
 """
+
 import logging
 
 import pytest

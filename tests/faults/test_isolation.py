@@ -1,4 +1,5 @@
 """One party's trouble stays its own: a hanging receiver and a frozen Redis, with real worker and web processes."""
+
 import threading
 import time
 
@@ -38,8 +39,14 @@ def test_a_hanging_receiver_does_not_delay_another_tenants_first_attempt(
 
 
 def test_a_frozen_redis_costs_each_api_call_no_more_than_the_redis_timeout(onboarded, private_redis, start_web):
-    web = start_web(private_redis.url, extra_env={
-        "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1", "REDIS_REQUEST_TIMEOUT": "0.5", "REDIS_OUTAGE_BACKOFF_SECONDS": "5"})
+    web = start_web(
+        private_redis.url,
+        extra_env={
+            "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
+            "REDIS_REQUEST_TIMEOUT": "0.5",
+            "REDIS_OUTAGE_BACKOFF_SECONDS": "5",
+        },
+    )
     http = requests.Session()
     http.headers["X-API-Key"] = onboarded.test_key
 
@@ -47,8 +54,11 @@ def test_a_frozen_redis_costs_each_api_call_no_more_than_the_redis_timeout(onboa
         """Create, finalize (which queues a webhook) and read one session; the seconds each call took."""
         timings = []
         started = time.monotonic()
-        created = http.post(web.url("/v1/sessions"), timeout=30, json={
-            "subject": "user-42", "age_limit": 18, "notification_url": "https://127.0.0.1:9/hooks"})
+        created = http.post(
+            web.url("/v1/sessions"),
+            timeout=30,
+            json={"subject": "user-42", "age_limit": 18, "notification_url": "https://127.0.0.1:9/hooks"},
+        )
         timings.append(time.monotonic() - started)
         assert created.status_code == 201, created.text
         session_id = created.json()["session"]["sessionId"]

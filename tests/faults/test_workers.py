@@ -3,6 +3,7 @@
 Each test runs real `celery worker` processes against a private redis-server (and, for the database
 test, a private PostgreSQL), with webhooks to a real HTTPS receiver on loopback.
 """
+
 import re
 import threading
 import time
@@ -26,7 +27,9 @@ pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 
 def delivered(sessions) -> bool:
     ids = [session["sessionId"] for session in sessions]
-    return WebhookDelivery.objects.filter(subject_ref__in=ids, status=WebhookDelivery.Status.DELIVERED).count() == len(ids)
+    return WebhookDelivery.objects.filter(subject_ref__in=ids, status=WebhookDelivery.Status.DELIVERED).count() == len(
+        ids
+    )
 
 
 def test_redis_killed_while_a_task_runs_and_the_worker_delivers_everything_once_it_is_back(
@@ -62,7 +65,9 @@ def test_postgresql_restarted_and_no_task_fails_once_it_is_back(
 ):
     api = ApiClient(onboarded.live_key)
     private_db = {"HOST": "127.0.0.1", "PORT": str(private_postgres.port), "NAME": "av"}
-    worker = start_worker("webhooks", private_redis.url, database_url=private_postgres.url, pool="threads", concurrency=4)
+    worker = start_worker(
+        "webhooks", private_redis.url, database_url=private_postgres.url, pool="threads", concurrency=4
+    )
 
     with broker_at(private_redis.url), database_at(**private_db):
         before = finalize_with_webhook(api, https_receiver.url())
@@ -92,11 +97,16 @@ def _eventually(predicate, timeout: float = 15.0) -> bool:
 
 def no_face(challenge):
     """Plain pictures, a little different each: the analysis finds no face and asks for a retake."""
-    return [(step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
-            for step in challenge for shade in range(3)]
+    return [
+        (step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
+        for step in challenge
+        for shade in range(3)
+    ]
 
 
-def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, private_redis, start_worker, face_path_on):
+def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(
+    api, private_redis, start_worker, face_path_on
+):
     # A short visibility timeout stands in for the production 300 s: the message of a worker that died
     # comes back to the queue once it is this old.
     fast_recovery = {"BROKER_VISIBILITY_TIMEOUT": "2", "BROKER_UNACKED_RESTORE_INTERVAL": "1"}
@@ -105,7 +115,9 @@ def test_a_worker_killed_during_an_analysis_has_it_decided_after_restart(api, pr
 
     with broker_at(private_redis.url):
         post_selfie(visitor, no_face)
-    wait_until(lambda: re.search(r"Task sessions_api\.tasks\.selfie_analyse\[.*\] received", worker.output()), timeout=15)
+    wait_until(
+        lambda: re.search(r"Task sessions_api\.tasks\.selfie_analyse\[.*\] received", worker.output()), timeout=15
+    )
     worker.kill()  # mid-analysis: the first analysis of a process loads the models first
     assert visitor.session.status == "processing"
 

@@ -1,4 +1,5 @@
 """Fixtures for the hosted flow tests: browser-like clients that opened a session's verification link."""
+
 import pytest
 
 from tests.support.flow import open_flow
@@ -11,8 +12,9 @@ def live_visitor(api):
 
 @pytest.fixture
 def sandbox_visitor(sandbox_api):
-    return open_flow(sandbox_api, callback_url="https://shop.example.com/done",
-                     cancel_url="https://shop.example.com/cancel")
+    return open_flow(
+        sandbox_api, callback_url="https://shop.example.com/done", cancel_url="https://shop.example.com/cancel"
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""The calibrated age policy as a user and a partner meet it: thresholds, the face path off, tenants' stricter settings."""
+"""The calibrated age policy as users and partners meet it: thresholds, the face path off, stricter tenant settings."""
+
 import math
 
 import pytest
@@ -13,7 +14,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye 
 
 
 def test_where_the_face_path_is_off_the_consent_page_says_so_and_leads_straight_to_the_document_step(
-        api, age_policy_file):
+    api, age_policy_file
+):
     age_policy_file({12: None})
     visitor = open_flow(api, age_limit=12)
 
@@ -58,7 +60,8 @@ def _estimates_of_the_synthetic_face() -> tuple[float, float]:
 
 
 def test_a_tenants_extra_years_over_the_policy_send_a_face_that_would_pass_to_the_document_step(
-        api, onboarded, celery_worker, age_policy_file):
+    api, onboarded, celery_worker, age_policy_file
+):
     lowest, highest = _estimates_of_the_synthetic_face()
     age_policy_file({10: math.floor(lowest) - 3.0})
     passing = open_flow(api, age_limit=10)

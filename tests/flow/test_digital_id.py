@@ -1,4 +1,5 @@
 """The digital-ID step through the flow's endpoints, as the page's script drives them, and the API's answer."""
+
 import json
 from urllib.parse import urlsplit
 
@@ -48,10 +49,18 @@ def _ask(visitor):
 
 
 def _answer(visitor, asked, issuer, *, over=True, protocol=PROTOCOL_ANNEX_C):
-    data = wallet_present(asked["digital"], issuer=issuer, protocol=protocol, origin=_origin(),
-                          doc_type=EU_AGE_ATTESTATION, elements={"age_over_18": over}, now=timezone.now())
-    return _post(visitor, "/flow/digital-id/response", {"requestId": asked["requestId"], "protocol": protocol,
-                                                        "data": data})
+    data = wallet_present(
+        asked["digital"],
+        issuer=issuer,
+        protocol=protocol,
+        origin=_origin(),
+        doc_type=EU_AGE_ATTESTATION,
+        elements={"age_over_18": over},
+        now=timezone.now(),
+    )
+    return _post(
+        visitor, "/flow/digital-id/response", {"requestId": asked["requestId"], "protocol": protocol, "data": data}
+    )
 
 
 @pytest.mark.parametrize("protocol", [PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP])
@@ -65,8 +74,13 @@ def test_a_valid_age_attestation_approves_with_age_credential_and_no_birth_date(
     assert read["validateDoc"] is None and read["ageEstimation"] is None
     credential = read["ageCredential"]
     assert {k: credential[k] for k in ("kind", "docType", "claim", "value", "ageLimit", "issuer")} == {
-        "kind": "mdoc", "docType": EU_AGE_ATTESTATION, "claim": "age_over_18", "value": True, "ageLimit": 18,
-        "issuer": {"country": "UT", "trustSource": "pem:utopia"}}
+        "kind": "mdoc",
+        "docType": EU_AGE_ATTESTATION,
+        "claim": "age_over_18",
+        "value": True,
+        "ageLimit": 18,
+        "issuer": {"country": "UT", "trustSource": "pem:utopia"},
+    }
     assert credential["verifiedAt"].endswith("Z")
 
 
@@ -115,8 +129,9 @@ def test_the_sandbox_issuer_is_refused_on_a_live_session(api, enabled, trusted):
     visitor = open_flow(api)
     status, body = _answer(visitor, _ask(visitor), sandbox_issuer(settings.SECRET_KEY.encode()))
     assert (body["status"], visitor.session.digital_id_attempts) == ("initiated", 1)
-    status, body = _post(visitor, "/flow/digital-id/test-wallet", {"requestId": _ask(visitor)["requestId"],
-                                                                   "over": True})
+    status, body = _post(
+        visitor, "/flow/digital-id/test-wallet", {"requestId": _ask(visitor)["requestId"], "over": True}
+    )
     assert status == 409  # no test wallet outside the sandbox
 
 
@@ -137,7 +152,9 @@ def test_the_consent_page_offers_the_step_when_enabled(api, enabled, trusted):
     assert "Or use a digital ID" in page and "Test wallet" not in page
 
 
-@pytest.mark.parametrize("over, status, reason", [(True, "approved", "digital_id"), (False, "denied", "underage_digital_id")])
+@pytest.mark.parametrize(
+    "over, status, reason", [(True, "approved", "digital_id"), (False, "denied", "underage_digital_id")]
+)
 def test_the_sandbox_test_wallet_goes_through_the_real_verifier(sandbox_api, enabled, over, status, reason):
     visitor = open_flow(sandbox_api)
     assert b"Test wallet" in visitor.client.get("/flow/sandbox").content
@@ -169,11 +186,21 @@ def test_the_step_and_its_messages_speak_the_pages_language(api, enabled, truste
     page = visitor.client.get("/flow/", HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert "Oder eine digitale ID verwenden" in page and "Digitale ID verwenden" in page
     asked = _ask(visitor)
-    data = wallet_present(asked["digital"], issuer=issuer_create(), protocol=PROTOCOL_ANNEX_C, origin=_origin(),
-                          doc_type=EU_AGE_ATTESTATION, elements={"age_over_18": True}, now=timezone.now())
-    response = visitor.client.post("/flow/digital-id/response", json.dumps(
-        {"requestId": asked["requestId"], "protocol": PROTOCOL_ANNEX_C, "data": data}),
-        content_type="application/json", HTTP_ACCEPT_LANGUAGE="fr")
+    data = wallet_present(
+        asked["digital"],
+        issuer=issuer_create(),
+        protocol=PROTOCOL_ANNEX_C,
+        origin=_origin(),
+        doc_type=EU_AGE_ATTESTATION,
+        elements={"age_over_18": True},
+        now=timezone.now(),
+    )
+    response = visitor.client.post(
+        "/flow/digital-id/response",
+        json.dumps({"requestId": asked["requestId"], "protocol": PROTOCOL_ANNEX_C, "data": data}),
+        content_type="application/json",
+        HTTP_ACCEPT_LANGUAGE="fr",
+    )
     assert response.json()["message"].startswith("Nous n'avons pas pu vérifier cette identité numérique.")
 
 

@@ -1,4 +1,5 @@
 """The frame document and its begin step, as the browser sees them over HTTP: framing, cookies, refusals."""
+
 import json
 
 import pytest
@@ -17,8 +18,12 @@ def pk(onboarded):
 
 
 def begin(client, pk, body, *, origin=SERVICE):
-    return client.post("/flow/embed/begin", json.dumps({"key": pk.key, "origin": SHOP, **body}),
-                       content_type="application/json", headers={"Origin": origin})
+    return client.post(
+        "/flow/embed/begin",
+        json.dumps({"key": pk.key, "origin": SHOP, **body}),
+        content_type="application/json",
+        headers={"Origin": origin},
+    )
 
 
 def test_the_frame_document_may_be_framed_by_the_keys_allowed_origins_only(pk):
@@ -54,9 +59,12 @@ def test_begin_refuses_another_page_a_bad_secret_and_a_parent_not_allowed(pk, sa
     assert begin(Client(), pk, {"clientSecret": created["clientSecret"]}, origin=SHOP).status_code == 403
     wrong = begin(Client(), pk, {"clientSecret": created["clientSecret"][:-3] + "abc"})
     assert (wrong.status_code, wrong.json()["code"]) == (401, "invalid_client_secret")
-    elsewhere = Client().post("/flow/embed/begin", json.dumps({"key": pk.key, "origin": "https://evil.example",
-                                                               "clientSecret": created["clientSecret"]}),
-                              content_type="application/json", headers={"Origin": SERVICE})
+    elsewhere = Client().post(
+        "/flow/embed/begin",
+        json.dumps({"key": pk.key, "origin": "https://evil.example", "clientSecret": created["clientSecret"]}),
+        content_type="application/json",
+        headers={"Origin": SERVICE},
+    )
     assert elsewhere.json()["code"] == "origin_not_allowed"
 
 

@@ -1,4 +1,5 @@
 """The flow in nine languages: every string translated, the language chosen by the browser, the link or the switch."""
+
 import importlib
 import re
 import shutil
@@ -13,13 +14,23 @@ from django.utils.functional import Promise
 from checks.age import MESSAGE_NO_FACE
 from flow.management.commands.flow_messages import CATALOGS, shipped_languages
 from sessions_api.state_machine import session_transition
-from tests.support.flow import open_flow, start_path
+from tests.support.flow import start_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose MESSAGE_* constants are shown to the user by the flow (as stored or raised English text).
-USER_MESSAGE_MODULES = ("checks.age", "checks.images", "checks.liveness", "checks.document", "checks.face_match",
-                        "sessions_api.decision", "sessions_api.submission", "flow.uploads", "flow.texts",
-                        "sessions_api.digital_id", "flow.digital_id")
+USER_MESSAGE_MODULES = (
+    "checks.age",
+    "checks.images",
+    "checks.liveness",
+    "checks.document",
+    "checks.face_match",
+    "sessions_api.decision",
+    "sessions_api.submission",
+    "flow.uploads",
+    "flow.texts",
+    "sessions_api.digital_id",
+    "flow.digital_id",
+)
 
 
 def test_every_flow_string_is_translated_in_every_shipped_language():
@@ -136,7 +147,9 @@ def test_the_language_switch_changes_every_following_page_and_stays_in_the_flow(
 def test_a_stored_retake_message_is_shown_in_the_pages_language(live_visitor):
     live_visitor.client.get("/flow/selfie")
     session_transition(session_id=live_visitor.session_id, to="processing", cause="test")
-    session_transition(session_id=live_visitor.session_id, to="initiated", cause="retake: test", message=MESSAGE_NO_FACE)
+    session_transition(
+        session_id=live_visitor.session_id, to="initiated", cause="retake: test", message=MESSAGE_NO_FACE
+    )
 
     body = live_visitor.client.get("/flow/selfie", HTTP_ACCEPT_LANGUAGE="es").content.decode()
 
@@ -149,7 +162,6 @@ def test_the_scripts_get_their_words_in_the_pages_language(live_visitor):
     texts = re.search(r'<script id="flow-texts" type="application/json">(.*?)</script>', body).group(1)
     assert '"cameraStarting": "Avvio della fotocamera\\u2026"' in texts
     assert '"selfieStep": "Passo %(step)s di %(total)s"' in texts
-
 
 
 def test_a_refused_link_has_no_language_switch_since_it_would_lose_the_link(api):

@@ -1,4 +1,5 @@
-"""The flow's pages: each follows the session's status, cancel finalizes, CSRF guards every POST, errors are friendly."""
+"""The flow's pages: each follows the session's status, cancel finalizes, CSRF guards POSTs, errors are friendly."""
+
 import re
 
 import pytest
@@ -69,11 +70,14 @@ def test_selfie_page_issues_a_challenge_and_shows_its_instructions_in_order(live
     assert "Attempt 1 of 3" in body and "Use an ID document instead" in body
 
 
-@pytest.mark.parametrize("status_path,pages", [
-    ((), ("/flow/", "/flow/selfie")),
-    (("processing",), ("/flow/progress",)),
-    (("processing", "requires_doc"), ("/flow/document",)),
-])
+@pytest.mark.parametrize(
+    "status_path,pages",
+    [
+        ((), ("/flow/", "/flow/selfie")),
+        (("processing",), ("/flow/progress",)),
+        (("processing", "requires_doc"), ("/flow/document",)),
+    ],
+)
 def test_every_page_redirects_to_the_page_of_the_current_status(live_visitor, status_path, pages):
     move(live_visitor.session_id, *status_path)
 
@@ -203,6 +207,7 @@ def test_unknown_flow_address_gets_the_friendly_404(db):
 
 # --- sandbox sessions ---
 
+
 def test_sandbox_consent_leads_to_the_outcome_buttons_not_the_camera(sandbox_visitor):
     consent = sandbox_visitor.client.get("/flow/").content.decode()
     assert "Test mode" in consent and 'href="/flow/sandbox"' in consent
@@ -212,8 +217,9 @@ def test_sandbox_consent_leads_to_the_outcome_buttons_not_the_camera(sandbox_vis
     assert 'value="approved"' in body and 'value="requires_doc"' in body and 'value="denied"' in body
 
 
-def test_sandbox_approve_button_ends_on_the_result_page_that_returns_to_the_callback(sandbox_visitor, sandbox_api,
-                                                                                     age_policy_file):
+def test_sandbox_approve_button_ends_on_the_result_page_that_returns_to_the_callback(
+    sandbox_visitor, sandbox_api, age_policy_file
+):
     age_policy_file({18: 28.0})  # the face path on, so the approval is by age estimation
     response = sandbox_visitor.client.post("/flow/sandbox", {"outcome": "approved"}, follow=True)
 
@@ -234,8 +240,10 @@ def test_sandbox_document_step_offers_document_outcomes(sandbox_visitor):
     body = sandbox_visitor.client.get("/flow/sandbox").content.decode()
     assert "Approve (document)" in body and "Deny (underage document)" in body
     response = sandbox_visitor.client.post("/flow/sandbox", {"outcome": "denied"}, follow=True)
-    assert "does not meet the minimum age" in response.content.decode() or \
-        "do not meet the minimum age" in response.content.decode()
+    assert (
+        "does not meet the minimum age" in response.content.decode()
+        or "do not meet the minimum age" in response.content.decode()
+    )
     assert sandbox_visitor.session.reason == "underage_document"
 
 

@@ -3,6 +3,7 @@
 These run the real checks (face engine, liveness, document reader) in a real in-thread Celery
 worker on the real Redis broker, with synthetic faces and documents from tests/support.
 """
+
 import base64
 import datetime
 import tempfile
@@ -16,8 +17,8 @@ from django.utils import timezone
 from PIL import Image
 
 from sessions_api.models import SessionEvent
-from tests.factories import session_past_expiry
 from tenants.models import Tenant
+from tests.factories import session_past_expiry
 from tests.support.documents import aamva_payload, encode, licence_front, mrz_card, pdf417_card, td3_lines
 from tests.support.faces import astronaut_portrait, challenge_frames, still_frames
 from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_document_with_head_turns, post_selfie
@@ -54,12 +55,12 @@ def broker_holds(needle: bytes) -> bool:
     for key in client.scan_iter():
         kind = client.type(key)
         values = {
-            b"string": lambda: [client.get(key)],
-            b"list": lambda: client.lrange(key, 0, -1),
-            b"hash": lambda: list(client.hvals(key)),
-            b"set": lambda: list(client.smembers(key)),
-            b"zset": lambda: client.zrange(key, 0, -1),
-        }.get(kind, lambda: [])()
+            b"string": lambda key: [client.get(key)],
+            b"list": lambda key: client.lrange(key, 0, -1),
+            b"hash": lambda key: list(client.hvals(key)),
+            b"set": lambda key: list(client.smembers(key)),
+            b"zset": lambda key: client.zrange(key, 0, -1),
+        }.get(kind, lambda key: [])(key)
         if any(needle in (value or b"") for value in values):
             return True
     return False
@@ -67,8 +68,11 @@ def broker_holds(needle: bytes) -> bool:
 
 def not_a_face(challenge):
     """Plain sky-blue pictures, a little different each, so they are neither faces nor one still."""
-    return [(step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
-            for step in challenge for shade in range(3)]
+    return [
+        (step, encode(Image.new("RGB", (480, 480), (100 + 20 * shade, 160, 220))))
+        for step in challenge
+        for shade in range(3)
+    ]
 
 
 def document_photo(birthdate: datetime.date, expiry="01012035") -> bytes:
@@ -111,8 +115,9 @@ def test_the_third_failed_liveness_attempt_denies_as_liveness_failed(api, celery
     assert "could not confirm that a live person" in result
 
 
-def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(api, celery_worker, image_dirs,
-                                                                         age_policy_file):
+def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(
+    api, celery_worker, image_dirs, age_policy_file
+):
     age_policy_file({10: 12.0})  # the synthetic adult's face reads well over 12
     visitor = open_flow(api, age_limit=10, notification_url="https://partner.example.com/hook")
 
@@ -120,8 +125,9 @@ def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(api, ce
     session = analysed(visitor)
 
     body = api.get(f"/v1/sessions/{visitor.session_id}").json()
-    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation"), \
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation"), (
         SessionEvent.objects.filter(session=session).last().cause
+    )
     assert body["liveness"]["isLive"] is True
     assert body["ageEstimation"]["ageLimit"] == 10 and body["ageEstimation"]["estimatedAge"] >= 10
     # The images existed only in memory and in the task message, which is gone once acknowledged.
@@ -130,13 +136,15 @@ def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(api, ce
 
 
 def test_a_face_estimated_below_the_policy_threshold_needs_a_document_which_then_approves(
-        api, celery_worker, image_dirs, age_policy_file):
+    api, celery_worker, image_dirs, age_policy_file
+):
     age_policy_file({18: 90.0})  # no face of the synthetic adult reads 90
     visitor = open_flow(api, age_limit=18)
 
     post_selfie(visitor, challenge_frames)
-    assert analysed(visitor).status == "requires_doc", SessionEvent.objects.filter(
-        session_id=visitor.session_id).last().cause
+    assert analysed(visitor).status == "requires_doc", (
+        SessionEvent.objects.filter(session_id=visitor.session_id).last().cause
+    )
     assert visitor.client.get("/flow/status").json()["next"] == "/flow/document"
     # A driving licence: its front with the holder's portrait, its back with the barcode; and the head turns.
     front, photo = encode(licence_front(astronaut_portrait()[0])), document_photo(years_ago(30))
@@ -167,7 +175,10 @@ def test_with_the_presence_policy_off_an_underage_document_alone_denies(api, onb
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "underage_document")
     assert body["validateDoc"]["trueAge"] == 17
     assert (body["validateDoc"]["livenessChecked"], body["validateDoc"]["holderMatch"], body["liveness"]) == (
-        False, None, None)
+        False,
+        None,
+        None,
+    )
 
 
 def test_an_unreadable_document_is_retaken_with_its_message(api, celery_worker, image_dirs):
@@ -231,8 +242,9 @@ def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, ce
     lines = td3_lines(birth=birth.strftime("%y%m%d"), expiry="350101")
     forged = (birth.replace(year=birth.year - 4).strftime("%d.%m.%Y"), "01.01.2035")  # the print says 34
 
-    post_document_with_head_turns(visitor, encode(mrz_card(lines, portrait=astronaut_portrait()[0], printed=forged)),
-                                  challenge_frames)
+    post_document_with_head_turns(
+        visitor, encode(mrz_card(lines, portrait=astronaut_portrait()[0], printed=forged)), challenge_frames
+    )
     session = analysed(visitor)
 
     assert (session.status, session.document_attempts) == ("requires_doc", 1)

@@ -1,4 +1,5 @@
 """The JS SDK as served at /sdk/v1/: an ES2017 script, an ES module and types; CSP-safe, SSR-safe."""
+
 import json
 import re
 import shutil
@@ -30,16 +31,31 @@ def test_the_sdk_is_served_with_cors_and_caching_and_knows_the_services_origin(s
 def test_the_sdk_needs_no_eval_no_inline_styles_no_workers_and_stays_small(served):
     for name in ("ageverify.js", "ageverify.mjs"):
         code = served[name].content.decode()
-        for forbidden in (r"\beval\(", r"new Function", r"setTimeout\(\s*['\"]", r"innerHTML", r"setAttribute\(\s*['\"]style",
-                          r"<style", r"\bWorker\(", r"cssText"):
+        for forbidden in (
+            r"\beval\(",
+            r"new Function",
+            r"setTimeout\(\s*['\"]",
+            r"innerHTML",
+            r"setAttribute\(\s*['\"]style",
+            r"<style",
+            r"\bWorker\(",
+            r"cssText",
+        ):
             assert not re.search(forbidden, code), (name, forbidden)
         assert len(served[name].content) < 20_000
 
 
 def test_every_typed_error_code_is_declared_in_the_types(served):
     types = served["ageverify.d.ts"].content.decode()
-    for code in ("origin_not_allowed", "invalid_client_secret", "session_expired", "session_finished",
-                 "mode_mismatch", "camera_blocked", "storage_blocked"):
+    for code in (
+        "origin_not_allowed",
+        "invalid_client_secret",
+        "session_expired",
+        "session_finished",
+        "mode_mismatch",
+        "camera_blocked",
+        "storage_blocked",
+    ):
         assert f'"{code}"' in types
 
 
@@ -59,6 +75,10 @@ def test_importing_the_sdk_under_node_without_a_dom_does_nothing(served, tmp_pat
     out = subprocess.run([NODE, "--input-type=module", "-e", check], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {"type": "error", "code": "unsupported_environment"}
-    classic = subprocess.run([NODE, "-e", f"require({json.dumps(str(script))}); console.log(typeof AgeVerify)"],
-                             capture_output=True, text=True, timeout=30)
+    classic = subprocess.run(
+        [NODE, "-e", f"require({json.dumps(str(script))}); console.log(typeof AgeVerify)"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert classic.stdout.strip() == "function"

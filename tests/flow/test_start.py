@@ -1,4 +1,5 @@
-"""GET /flow/start: the partner's verification link is checked (signature, expiry, token, tenant) and swapped for a cookie."""
+"""GET /flow/start: the verification link is checked (signature, expiry, token, tenant) and swapped for a cookie."""
+
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -22,8 +23,12 @@ def get_start(params: dict, client=None):
 def resigned(params: dict, session: VerificationSession, **changes) -> dict:
     """A link whose signature is valid for the changed values: what only the holder of the signing key could make."""
     params = {**params, **changes}
-    params["signature"] = flow_signature(session_id=session.id, token=params["token"],
-                                         expires_at=iso_ms(session.expires_at), tenant_id=params["tenant_id"])
+    params["signature"] = flow_signature(
+        session_id=session.id,
+        token=params["token"],
+        expires_at=iso_ms(session.expires_at),
+        tenant_id=params["tenant_id"],
+    )
     return params
 
 

@@ -4,6 +4,7 @@ The analysis task travels through the broker and expires unconsumed after ANALYS
 broker restart can lose it outright. Nothing then ever decides the session, so a periodic watchdog
 returns sessions stuck in `processing` past that lifetime (plus a margin) to the step the user was on.
 """
+
 from datetime import timedelta
 
 from django.conf import settings
@@ -104,8 +105,11 @@ def test_a_stuck_session_past_its_expiry_is_left_to_expire_as_denied(live_visito
 
 
 def test_the_watchdog_runs_periodically_and_more_often_than_the_margin(db):
-    entries = [entry for entry in settings.CELERY_BEAT_SCHEDULE.values()
-               if entry["task"] == "sessions_api.tasks.stuck_analyses_release"]
+    entries = [
+        entry
+        for entry in settings.CELERY_BEAT_SCHEDULE.values()
+        if entry["task"] == "sessions_api.tasks.stuck_analyses_release"
+    ]
 
     assert len(entries) == 1
     assert entries[0]["task"] in app.tasks

@@ -1,4 +1,5 @@
 """Abusive uploads (issue 11, finding 1): the web side reads headers only, refusals are counted, posts are limited."""
+
 import pytest
 
 from bench.upload_flood import big_rgba_png, lying_jpeg
@@ -53,8 +54,12 @@ def test_a_picture_whose_header_is_fine_is_not_decoded_by_the_web_side_but_by_th
     response = post_document(document_visitor, lying_jpeg())
     assert response.status_code == 303 and response["Location"] == "/flow/progress"
 
-    session = wait_until(lambda: VerificationSession.objects.filter(
-        pk=document_visitor.session_id, status="requires_doc", document_attempts=1).first(), timeout=60)
+    session = wait_until(
+        lambda: VerificationSession.objects.filter(
+            pk=document_visitor.session_id, status="requires_doc", document_attempts=1
+        ).first(),
+        timeout=60,
+    )
     assert session.refused_uploads == 0
     assert "We could not read the document" in document_visitor.client.get("/flow/document").content.decode()
 
@@ -121,6 +126,8 @@ def test_the_limits_fail_open_when_redis_is_unreachable(live_visitor, settings):
 
 
 def test_good_camera_frames_still_go_to_processing(live_visitor):
-    response = live_visitor.client.post("/flow/selfie", selfie_form(live_visitor, frames_per_step=8,
-                                        data_for=lambda index, step: jpeg(640, 480, noise=True)))
+    response = live_visitor.client.post(
+        "/flow/selfie",
+        selfie_form(live_visitor, frames_per_step=8, data_for=lambda index, step: jpeg(640, 480, noise=True)),
+    )
     assert response.status_code == 303 and live_visitor.session.status == "processing"

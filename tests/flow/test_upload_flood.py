@@ -6,6 +6,7 @@ that froze every web worker before: 5000x5000 PNGs, tiny JPEGs claiming 4999x500
 last frame is not a picture. A partner meanwhile reads a session every 100 ms; each read must come
 back within 1 s (it took 62.7 s before). The numbers themselves come from bench/upload_flood.py.
 """
+
 import pytest
 
 from bench.upload_flood import flood

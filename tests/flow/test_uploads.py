@@ -1,4 +1,5 @@
 """Selfie and document uploads: capped, sniffed, bombs refused, kept off disk, and only then sent to analysis."""
+
 import pytest
 
 from sessions_api.state_machine import session_transition
@@ -22,6 +23,7 @@ def assert_refused(visitor, response, status: int, message: str, session_status:
 
 
 # --- document ---
+
 
 def test_a_text_file_renamed_jpg_is_refused_as_not_a_picture(document_visitor):
     response = post_document(document_visitor, b"name,birthdate\nAnna,1996-02-29\n" * 50)
@@ -48,7 +50,9 @@ def test_a_picture_over_10_mb_is_refused(document_visitor):
 
 def test_a_request_announcing_a_huge_body_is_refused_without_reading_it(document_visitor):
     response = document_visitor.client.post(
-        "/flow/document", data=b"--x--", content_type="multipart/form-data; boundary=x",
+        "/flow/document",
+        data=b"--x--",
+        content_type="multipart/form-data; boundary=x",
         CONTENT_LENGTH=str(500 * 1024 * 1024),
     )
 
@@ -82,6 +86,7 @@ def test_large_uploads_stay_in_memory_never_in_a_temporary_file(document_visitor
 
 
 # --- selfie ---
+
 
 def test_good_selfie_frames_go_to_processing(live_visitor):
     response = live_visitor.client.post("/flow/selfie", selfie_form(live_visitor))
@@ -139,7 +144,9 @@ def test_a_selfie_request_announcing_more_than_four_full_size_photos_is_refused_
     live_visitor.client.get("/flow/selfie")
 
     response = live_visitor.client.post(
-        "/flow/selfie", data=b"--x--", content_type="multipart/form-data; boundary=x",
+        "/flow/selfie",
+        data=b"--x--",
+        content_type="multipart/form-data; boundary=x",
         CONTENT_LENGTH=str(41 * 1024 * 1024),
     )
 
@@ -163,8 +170,10 @@ def test_the_queued_analysis_shows_no_picture_to_monitoring(api, settings):
     post_document(document_visitor, jpeg(800, 600))
 
     messages = [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("analysis", 0, -1)]
-    assert {message["headers"]["task"] for message in messages} >= {"sessions_api.tasks.selfie_analyse",
-                                                                    "sessions_api.tasks.document_analyse"}
+    assert {message["headers"]["task"] for message in messages} >= {
+        "sessions_api.tasks.selfie_analyse",
+        "sessions_api.tasks.document_analyse",
+    }
     jpeg_start = base64.b64encode(jpeg()[:30]).decode()[:20]
     for message in messages:
         shown = message["headers"]["argsrepr"] + message["headers"]["kwargsrepr"]

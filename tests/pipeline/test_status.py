@@ -1,4 +1,5 @@
 """GET /ops/pipeline and the admin's front page: heartbeats per queue, oldest due delivery, oldest waiting analysis."""
+
 from datetime import timedelta
 
 import pytest
@@ -61,10 +62,18 @@ def test_a_delivery_overdue_and_an_analysis_waiting_too_long_fail_their_checks(c
     send_heartbeats_as_beat_does()
     wait_until(lambda: monitoring.get("/ops/pipeline").status_code == 200, timeout=15)
     long_ago = timezone.now() - timedelta(minutes=10)
-    WebhookDelivery.objects.create(tenant=onboarded.tenant, url="https://example.com/h", event_type="e", payload="{}",
-                                   next_attempt_at=long_ago)
-    session = VerificationSession.objects.create(tenant=onboarded.tenant, mode="live", subject="u", age_limit=18,
-                                                 status="processing", token_hash="x", expires_at=timezone.now())
+    WebhookDelivery.objects.create(
+        tenant=onboarded.tenant, url="https://example.com/h", event_type="e", payload="{}", next_attempt_at=long_ago
+    )
+    session = VerificationSession.objects.create(
+        tenant=onboarded.tenant,
+        mode="live",
+        subject="u",
+        age_limit=18,
+        status="processing",
+        token_hash="x",
+        expires_at=timezone.now(),
+    )
     VerificationSession.objects.filter(pk=session.pk).update(updated_at=long_ago)
 
     response = monitoring.get("/ops/pipeline")

@@ -3,6 +3,7 @@
 The faces (`shared/data/faces-dev`, never copied into the repository) sit beside the clone: CI has
 them at ../shared/data, a worktree a level deeper. A full pass belongs to the commands, not here.
 """
+
 import csv
 import io
 import json
@@ -43,7 +44,8 @@ def run(command, *args) -> list[str]:
 
 
 def test_evaluate_age_reports_bands_limits_groups_and_a_summary_and_writes_one_row_per_image(
-        sample, tmp_path, age_policy_file):
+    sample, tmp_path, age_policy_file
+):
     age_policy_file({18: 30.0, 13: None})
     rows_file = tmp_path / "rows.csv"
 
@@ -80,23 +82,32 @@ def test_evaluate_age_reads_a_labels_csv_with_free_text_groups(sample, tmp_path)
     faces = sorted(sample.iterdir())[-3:]
     for index, face in enumerate(faces):
         (folder / f"person-{index}.jpg").symlink_to(face.resolve())
-    (folder / "labels.csv").write_text("file,age,gender,ethnicity\nperson-0.jpg,34,female,Sami\n"
-                                       "person-1.jpg,12,1,2\nperson-2.jpg,70\n")
+    (folder / "labels.csv").write_text(
+        "file,age,gender,ethnicity\nperson-0.jpg,34,female,Sami\nperson-1.jpg,12,1,2\nperson-2.jpg,70\n"
+    )
     rows_file = tmp_path / "rows.csv"
 
     lines = run("evaluate_age", folder, "--limits", "16", "--csv", rows_file)
 
     assert lines[0].startswith("images: 3 ")
-    assert any(line.strip().startswith("Sami ") for line in lines) and any(line.strip().startswith("Asian ") for line in lines)
-    assert [row[:2] for row in csv.reader(rows_file.open())][1:] == [["person-0.jpg", "34"], ["person-1.jpg", "12"],
-                                                                      ["person-2.jpg", "70"]]
+    assert any(line.strip().startswith("Sami ") for line in lines) and any(
+        line.strip().startswith("Asian ") for line in lines
+    )
+    assert [row[:2] for row in csv.reader(rows_file.open())][1:] == [
+        ["person-0.jpg", "34"],
+        ["person-1.jpg", "12"],
+        ["person-2.jpg", "70"],
+    ]
 
 
-@pytest.mark.parametrize("labels, message", [
-    ("file,age\nghost.jpg,20\n", "row 1: no image 'ghost.jpg'"),
-    ("file,age\nface.jpg,twenty\n", "row 1: age must be a whole number"),
-    ("face.jpg,20,x\n", "row 1: gender must be 0/male or 1/female"),
-])
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        ("file,age\nghost.jpg,20\n", "row 1: no image 'ghost.jpg'"),
+        ("file,age\nface.jpg,twenty\n", "row 1: age must be a whole number"),
+        ("face.jpg,20,x\n", "row 1: gender must be 0/male or 1/female"),
+    ],
+)
 def test_a_bad_labels_csv_is_refused_with_the_row_and_the_reason(sample, tmp_path, labels, message):
     (tmp_path / "face.jpg").symlink_to(next(sample.iterdir()).resolve())
     (tmp_path / "labels.csv").write_text(labels)
@@ -153,13 +164,21 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     text = output.read_text()
     policy = policy_load(DEFAULT_POLICY_FILE)
     assert lines == [f"wrote {output} (policy {policy.version}, {_held_out_count(sample)} held-out images)"]
-    for heading in ("## The network", "## Calibration data", "## The policy per age limit",
-                    "## Accuracy on the held-out half", "### Fairness: the estimate's error by group",
-                    "## What is not measured, and what the service does about it",
-                    "## Digital ID: an age proof from a wallet credential"):
+    for heading in (
+        "## The network",
+        "## Calibration data",
+        "## The policy per age limit",
+        "## Accuracy on the held-out half",
+        "### Fairness: the estimate's error by group",
+        "## What is not measured, and what the service does about it",
+        "## Digital ID: an age proof from a wallet credential",
+    ):
         assert heading in text
-    for unmeasured in ("**Real webcam selfies.**", "**Presentation attacks.**",
-                       "**Repeated attempts by the same minor across sessions.**"):
+    for unmeasured in (
+        "**Real webcam selfies.**",
+        "**Presentation attacks.**",
+        "**Repeated attempts by the same minor across sessions.**",
+    ):
         assert unmeasured in text
     assert f"Policy in force: **{policy.version}**" in text and policy.network in text
     assert all(f"| {limit} | " in text for limit in range(10, 22))

@@ -1,4 +1,5 @@
 """SDK mode's client endpoints (/v1/client/...) and the clientSecret of POST /v1/sessions, over HTTP."""
+
 from datetime import timedelta
 
 import pytest
@@ -15,8 +16,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def pk(onboarded):
-    return publishable_key_generate(tenant=onboarded.tenant, mode="test", label="web", allowed_origins=[SHOP],
-                                    return_urls=["myapp://verified"])
+    return publishable_key_generate(
+        tenant=onboarded.tenant, mode="test", label="web", allowed_origins=[SHOP], return_urls=["myapp://verified"]
+    )
 
 
 @pytest.fixture
@@ -55,8 +57,14 @@ def test_a_page_on_another_origin_gets_origin_not_allowed_as_a_readable_problem(
 
 
 def test_a_preflight_is_answered_for_an_allowed_origin_only(browser, pk):
-    allowed = browser.options(f"/v1/client/session?key={pk.key}", headers={
-        "Origin": SHOP, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"})
+    allowed = browser.options(
+        f"/v1/client/session?key={pk.key}",
+        headers={
+            "Origin": SHOP,
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization",
+        },
+    )
     assert allowed.status_code == 204 and allowed["Access-Control-Allow-Origin"] == SHOP
     assert "Authorization" in allowed["Access-Control-Allow-Headers"]
     refused = browser.options(f"/v1/client/session?key={pk.key}", headers={"Origin": "https://evil.example"})
@@ -94,8 +102,12 @@ def test_a_revoked_publishable_key_is_refused(browser, pk):
 
 def test_client_sessions_are_off_by_default_and_take_the_keys_age_limit_when_on(browser, pk, sandbox_api):
     def create():
-        return browser.post(f"/v1/client/sessions?key={pk.key}", {"subject": "u-1", "age_limit": 10},
-                            content_type="application/json", headers={"Origin": SHOP})
+        return browser.post(
+            f"/v1/client/sessions?key={pk.key}",
+            {"subject": "u-1", "age_limit": 10},
+            content_type="application/json",
+            headers={"Origin": SHOP},
+        )
 
     assert create().json()["code"] == "client_sessions_disabled"
     pk.client_sessions_enabled, pk.client_age_limit = True, 18
@@ -111,9 +123,12 @@ def test_a_launch_url_works_once_and_only_within_60_seconds(browser, pk, sandbox
     created = sandbox_api.create_session()
 
     def launch_url():
-        response = browser.post(f"/v1/client/launch?key={pk.key}", {"returnUrl": "myapp://verified"},
-                                content_type="application/json",
-                                headers={"Authorization": f"Bearer {created['clientSecret']}"})
+        response = browser.post(
+            f"/v1/client/launch?key={pk.key}",
+            {"returnUrl": "myapp://verified"},
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {created['clientSecret']}"},
+        )
         assert response.status_code == 201, response.content
         return response.json()["launchUrl"]
 
@@ -125,23 +140,30 @@ def test_a_launch_url_works_once_and_only_within_60_seconds(browser, pk, sandbox
     assert Client().get(path).status_code == 410  # used
     later = launch_url().split("localhost:8000", 1)[-1]
     from sessions_api.models import LaunchCode
+
     LaunchCode.objects.filter(used_at__isnull=True).update(expires_at=timezone.now() - timedelta(seconds=1))
     assert Client().get(later).status_code == 410  # 60 s passed
 
 
 def test_a_return_url_must_be_registered(browser, pk, sandbox_api):
     created = sandbox_api.create_session()
-    response = browser.post(f"/v1/client/launch?key={pk.key}", {"returnUrl": "otherapp://x"},
-                            content_type="application/json",
-                            headers={"Authorization": f"Bearer {created['clientSecret']}"})
+    response = browser.post(
+        f"/v1/client/launch?key={pk.key}",
+        {"returnUrl": "otherapp://x"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {created['clientSecret']}"},
+    )
     assert response.status_code == 400 and response.json()["code"] == "return_url_not_registered"
 
 
 def test_the_mobile_hand_off_returns_to_the_registered_url_with_session_id_and_status(browser, pk, sandbox_api):
     created = sandbox_api.create_session()
-    url = browser.post(f"/v1/client/launch?key={pk.key}", {"returnUrl": "myapp://verified"},
-                       content_type="application/json",
-                       headers={"Authorization": f"Bearer {created['clientSecret']}"}).json()["launchUrl"]
+    url = browser.post(
+        f"/v1/client/launch?key={pk.key}",
+        {"returnUrl": "myapp://verified"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {created['clientSecret']}"},
+    ).json()["launchUrl"]
     tab = Client()  # the in-app browser tab
     tab.get(url.split("localhost:8000", 1)[-1])
     tab.get("/flow/sandbox")
@@ -155,8 +177,12 @@ def test_the_mobile_hand_off_returns_to_the_registered_url_with_session_id_and_s
 def test_an_expired_session_is_reported_as_session_expired_at_launch(browser, pk, sandbox_api):
     created = sandbox_api.create_session()
     VerificationSession.objects.filter(pk=created["sessionId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
-    response = browser.post(f"/v1/client/launch?key={pk.key}", {}, content_type="application/json",
-                            headers={"Authorization": f"Bearer {created['clientSecret']}"})
+    response = browser.post(
+        f"/v1/client/launch?key={pk.key}",
+        {},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {created['clientSecret']}"},
+    )
     assert response.status_code == 410 and response.json()["code"] == "session_expired"
 
 
@@ -167,8 +193,13 @@ def test_client_sessions_are_rate_limited_per_client_address(browser, pk, settin
     pk.save()
 
     def create(address):
-        return browser.post(f"/v1/client/sessions?key={pk.key}", {"subject": "u"}, content_type="application/json",
-                            headers={"Origin": SHOP}, REMOTE_ADDR=address)
+        return browser.post(
+            f"/v1/client/sessions?key={pk.key}",
+            {"subject": "u"},
+            content_type="application/json",
+            headers={"Origin": SHOP},
+            REMOTE_ADDR=address,
+        )
 
     assert [create("203.0.113.9").status_code for _ in range(3)] == [201, 201, 429]
     refused = create("203.0.113.9")
@@ -183,9 +214,18 @@ def test_an_operator_adds_a_publishable_key_in_the_admin_and_it_works_at_once(on
     from tenants.models import PublishableKey
 
     client.force_login(get_user_model().objects.create_superuser("ops", "ops@ageverify.test", "pw-pw-pw-pw"))
-    response = client.post("/admin/tenants/publishablekey/add/", {
-        "tenant": onboarded.tenant.pk, "mode": "live", "label": "app", "allowed_origins": "https://shop.example/",
-        "return_urls": "myapp://verified", "client_age_limit": "", "client_notification_url": ""})
+    response = client.post(
+        "/admin/tenants/publishablekey/add/",
+        {
+            "tenant": onboarded.tenant.pk,
+            "mode": "live",
+            "label": "app",
+            "allowed_origins": "https://shop.example/",
+            "return_urls": "myapp://verified",
+            "client_age_limit": "",
+            "client_notification_url": "",
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     key = PublishableKey.objects.get(tenant=onboarded.tenant)
     assert key.key.startswith("av_pk_live_") and key.allowed_origins == [SHOP]

@@ -3,6 +3,7 @@
 The session read is its own connection check (tenants.hot_sql): a reused connection that PostgreSQL
 dropped while it was idle (a restart, an idle timeout) is replaced and the read made again.
 """
+
 import psycopg
 import pytest
 from django.db import connection
@@ -33,8 +34,14 @@ def test_a_read_is_one_query(onboarded, django_assert_num_queries):
 def _server_drops_the_connection() -> int:
     backend = connection.connection.info.backend_pid
     url = connection.settings_dict
-    with psycopg.connect(host=url["HOST"], port=url["PORT"] or 5432, user=url["USER"], dbname=url["NAME"],
-                         password=url["PASSWORD"] or None, autocommit=True) as admin:
+    with psycopg.connect(
+        host=url["HOST"],
+        port=url["PORT"] or 5432,
+        user=url["USER"],
+        dbname=url["NAME"],
+        password=url["PASSWORD"] or None,
+        autocommit=True,
+    ) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", [backend])
     _new_request_on_the_same_connection()
     return backend

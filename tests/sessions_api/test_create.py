@@ -1,9 +1,10 @@
 """POST /v1/sessions: 201 with the spec's session object, its token, signature and flow link (spec 2.2, CONTRACT 2)."""
+
 import base64
 import hashlib
 import hmac
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -18,10 +19,22 @@ ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 SESSION_ID = re.compile(r"^ses_[0-9A-HJKMNP-TV-Z]{26}$")
 CREATED_SESSION_KEYS = {
     # spec 2.2
-    "sessionId", "status", "subject", "sessionToken", "signature", "expiresAt", "callbackUrl", "cancelUrl",
+    "sessionId",
+    "status",
+    "subject",
+    "sessionToken",
+    "signature",
+    "expiresAt",
+    "callbackUrl",
+    "cancelUrl",
     "notificationUrl",
     # CONTRACT 2 extras
-    "createdAt", "updatedAt", "ageLimit", "reason", "verificationUrl", "mode",
+    "createdAt",
+    "updatedAt",
+    "ageLimit",
+    "reason",
+    "verificationUrl",
+    "mode",
     # CONTRACT 8 (SDK mode)
     "clientSecret",
 }
@@ -35,7 +48,7 @@ FULL_BODY = {
 
 
 def _parse_iso_ms(value: str) -> datetime:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
 def test_creating_a_session_answers_201_with_the_session_object_only(api):
@@ -87,7 +100,7 @@ def test_expires_at_is_creation_plus_the_tenant_session_ttl(api, onboarded):
 def test_default_session_lifetime_is_sixty_minutes(api):
     session = api.create_session()
 
-    remaining = _parse_iso_ms(session["expiresAt"]) - datetime.now(timezone.utc)
+    remaining = _parse_iso_ms(session["expiresAt"]) - datetime.now(UTC)
     assert timedelta(minutes=59) < remaining <= timedelta(minutes=60)
 
 
@@ -181,8 +194,9 @@ def test_a_test_key_creates_a_sandbox_session(sandbox_api):
 
 
 def test_json_with_a_charset_parameter_is_accepted(api):
-    response = api.post("/v1/sessions", raw='{"subject": "u", "age_limit": 18}',
-                        content_type="application/json; charset=utf-8")
+    response = api.post(
+        "/v1/sessions", raw='{"subject": "u", "age_limit": 18}', content_type="application/json; charset=utf-8"
+    )
 
     assert response.status_code == 201
 

@@ -5,6 +5,7 @@ where it was written) or still only in memory, flushed by the WAL writer within 
 writer may happen to flush in the instant between the 201 and the check, and another backend may
 write WAL then, so each case is judged over ten creations, not one.
 """
+
 import pytest
 from django.db import connection
 

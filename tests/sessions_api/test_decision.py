@@ -1,4 +1,5 @@
 """The decision rule (CONTRACT 3) at its edges: thresholds inclusive, attempts counted, never denied on a face."""
+
 import datetime
 
 import pytest
@@ -27,8 +28,13 @@ def selfie(liveness, age, attempts_so_far=0, **overrides):
 
 
 def passport(birthdate, *, expiry=datetime.date(2030, 1, 1), valid=True):
-    return DocumentData(kind="mrz_td3", birthdate=birthdate, expiry_date=expiry, checks_valid=valid,
-                        problem=None if valid else "check digit mismatch")
+    return DocumentData(
+        kind="mrz_td3",
+        birthdate=birthdate,
+        expiry_date=expiry,
+        checks_valid=valid,
+        problem=None if valid else "check digit mismatch",
+    )
 
 
 def document(data, attempts_so_far=0, age_limit=18):
@@ -36,6 +42,7 @@ def document(data, attempts_so_far=0, age_limit=18):
 
 
 # --- selfie: age ---
+
 
 def test_estimate_exactly_at_the_threshold_is_approved_with_the_calibrated_confidence():
     decision = selfie(LIVE, reading(24.0))
@@ -72,6 +79,7 @@ def test_with_the_face_path_off_even_an_old_face_goes_to_the_document_step():
 
 
 # --- selfie: liveness and attempts ---
+
 
 @pytest.mark.parametrize("attempts_so_far", [0, 1])
 def test_failed_liveness_before_the_third_attempt_asks_for_a_retake(attempts_so_far):
@@ -121,6 +129,7 @@ def test_a_passing_selfie_on_the_last_attempt_is_still_decided_on_its_merits():
 
 
 # --- document ---
+
 
 def test_document_holder_exactly_age_limit_today_is_approved_by_document():
     decision = document(passport(datetime.date(2008, 11, 22)))
@@ -179,9 +188,18 @@ def test_invalid_document_is_denied_invalid_even_when_also_expired():
 LIVE_CAPTURE = Liveness(is_live=True, liveness_score=0.8)
 
 
-def with_presence(data, liveness=LIVE_CAPTURE, holder=HolderMatch(score=0.7, matched=True), **options):
-    return decide_document(data, age_limit=18, today=TODAY, attempts_so_far=options.pop("attempts_so_far", 0),
-                           presence=Presence(liveness=liveness, holder=holder), **options)
+MATCHED_HOLDER = HolderMatch(score=0.7, matched=True)
+
+
+def with_presence(data, liveness=LIVE_CAPTURE, holder=MATCHED_HOLDER, **options):
+    return decide_document(
+        data,
+        age_limit=18,
+        today=TODAY,
+        attempts_so_far=options.pop("attempts_so_far", 0),
+        presence=Presence(liveness=liveness, holder=holder),
+        **options,
+    )
 
 
 def test_under_the_presence_policy_a_matching_live_face_approves_and_both_checks_are_stored():
@@ -191,7 +209,9 @@ def test_under_the_presence_policy_a_matching_live_face_approves_and_both_checks
     assert decision.results.liveness == {"is_live": True, "liveness_score": 0.8}
     assert decision.results.document["liveness_checked"] is True
     assert (decision.results.document["holder_match_score"], decision.results.document["holder_match_passed"]) == (
-        0.7, True)
+        0.7,
+        True,
+    )
 
 
 def test_a_face_that_does_not_match_the_portrait_is_retaken_then_denied_as_document_mismatch():
@@ -218,7 +238,8 @@ def test_a_document_without_a_findable_portrait_is_a_retake_not_a_mismatch():
 
     assert (decision.to_status, decision.retake_message) == ("requires_doc", "No photo on it.")
     assert with_presence(passport(datetime.date(1990, 5, 1)), holder=Retake("x"), attempts_so_far=2).reason == (
-        "attempts_exceeded")
+        "attempts_exceeded"
+    )
 
 
 @pytest.mark.parametrize("attempts_so_far", [0, 1])
@@ -235,8 +256,14 @@ def test_third_unreadable_document_denies_as_attempts_exceeded():
 
 
 def test_printed_dates_that_disagree_with_the_machine_readable_ones_are_retaken_then_denied_invalid():
-    disagreeing = DocumentData(kind="mrz_td3", birthdate=datetime.date(1990, 5, 1), expiry_date=datetime.date(2030, 1, 1),
-                               checks_valid=True, problem=None, zones_agree=False)
+    disagreeing = DocumentData(
+        kind="mrz_td3",
+        birthdate=datetime.date(1990, 5, 1),
+        expiry_date=datetime.date(2030, 1, 1),
+        checks_valid=True,
+        problem=None,
+        zones_agree=False,
+    )
 
     first = document(disagreeing)
     assert first.to_status == "requires_doc" and "dates printed on your document" in first.retake_message

@@ -3,6 +3,7 @@
 The key rows (401, 403) are in tests/tenants/test_api_keys.py, 429 in test_rate_limit.py, 503 in
 tests/faults/test_database_down.py.
 """
+
 import json
 import logging
 
@@ -12,7 +13,6 @@ from django.urls import include, path
 from django.views.decorators.http import require_GET
 
 from sessions_api.models import VerificationSession, new_session_id
-
 from tests.support.assertions import assert_problem, assert_validation_error, field_errors
 
 VALID = {"subject": "user-42", "age_limit": 18}
@@ -41,10 +41,19 @@ urlpatterns = [
 
 # --- 400 malformed_json ---
 
+
 @pytest.mark.parametrize(
     "raw",
-    ['{"subject": "u", "age_limit": 18', "{'subject': 'u'}", "   ", '{"age_limit": NaN, "subject": "u"}',
-     '{"age_limit": Infinity}', b"\xff\xfe{}", "\ufeff{}", "[" * 8000 + "]" * 8000],
+    [
+        '{"subject": "u", "age_limit": 18',
+        "{'subject': 'u'}",
+        "   ",
+        '{"age_limit": NaN, "subject": "u"}',
+        '{"age_limit": Infinity}',
+        b"\xff\xfe{}",
+        "\ufeff{}",
+        "[" * 8000 + "]" * 8000,
+    ],
     ids=["truncated", "single-quotes", "blank", "nan", "infinity", "invalid-utf8", "bom", "deep-nesting"],
 )
 def test_a_body_that_is_not_json_is_400_malformed_json(api, raw):
@@ -53,8 +62,13 @@ def test_a_body_that_is_not_json_is_400_malformed_json(api, raw):
 
 def test_an_empty_body_declared_json_is_400_malformed_json(api):
     # The test client drops Content-Type from an empty body, so it is set on the WSGI environ directly.
-    response = api.client.post("/v1/sessions", data=b"", content_type="application/json",
-                               CONTENT_TYPE="application/json", headers={"X-API-Key": api.api_key})
+    response = api.client.post(
+        "/v1/sessions",
+        data=b"",
+        content_type="application/json",
+        CONTENT_TYPE="application/json",
+        headers={"X-API-Key": api.api_key},
+    )
 
     assert_problem(response, 400, "malformed_json")
 
@@ -65,6 +79,7 @@ def test_json_that_is_not_an_object_is_400_malformed_json(api, raw):
 
 
 # --- 400 validation_error ---
+
 
 def test_an_empty_object_reports_both_required_fields(api):
     body = assert_problem(api.post("/v1/sessions", {}), 400, "validation_error")
@@ -106,8 +121,13 @@ def test_age_limit_a_hair_off_an_integer_is_refused_even_past_float_precision(ap
     assert not VerificationSession.objects.exists()
 
 
-@pytest.mark.parametrize("raw", ['{"subject": "u", "age_limit": 30, "age_limit": 18}',
-                                 '{"subject": "u", "age_limit": 18, "callback_url": {"a": 1, "a": 2}}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"subject": "u", "age_limit": 30, "age_limit": 18}',
+        '{"subject": "u", "age_limit": 18, "callback_url": {"a": 1, "a": 2}}',
+    ],
+)
 def test_a_body_with_a_duplicate_key_is_malformed_json_not_last_one_wins(api, raw):
     # Two parsers (a partner's gateway and ours) could read different values out of such a body.
     body = assert_problem(api.post("/v1/sessions", raw=raw), 400, "malformed_json")
@@ -134,10 +154,19 @@ def test_subject_with_control_characters_or_lone_surrogates_is_refused(api, raw_
     assert not VerificationSession.objects.exists()
 
 
-@pytest.mark.parametrize("subject", [
-    "admin\u202egnp.exe", "\u2067alice\u2069", "ali\u200bce", "bob\u200d", "\ufeffcarol", "dave\u2060",
-    "eve\u200e", "mallory\u061c",
-])
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "admin\u202egnp.exe",
+        "\u2067alice\u2069",
+        "ali\u200bce",
+        "bob\u200d",
+        "\ufeffcarol",
+        "dave\u2060",
+        "eve\u200e",
+        "mallory\u061c",
+    ],
+)
 def test_subject_with_bidi_or_zero_width_characters_is_refused(api, subject):
     # Such a subject can display in the dashboard as another user's id.
     assert_validation_error(api.post("/v1/sessions", {**VALID, "subject": subject}), "subject", "invalid_value")
@@ -145,10 +174,15 @@ def test_subject_with_bidi_or_zero_width_characters_is_refused(api, subject):
 
 
 @pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])
-@pytest.mark.parametrize("url", [
-    "https://shop.example.com/\u202ekcabllac", "https://shop.example.com/a\u200bb", "https://shop.example.com:99999/done",
-    "https://shop.example.com:0/done",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://shop.example.com/\u202ekcabllac",
+        "https://shop.example.com/a\u200bb",
+        "https://shop.example.com:99999/done",
+        "https://shop.example.com:0/done",
+    ],
+)
 def test_urls_with_invisible_characters_or_an_impossible_port_are_refused(api, field, url):
     assert_validation_error(api.post("/v1/sessions", {**VALID, field: url}), field, "invalid_url")
 
@@ -156,8 +190,17 @@ def test_urls_with_invisible_characters_or_an_impossible_port_are_refused(api, f
 @pytest.mark.parametrize("field", ["callback_url", "cancel_url", "notification_url"])
 @pytest.mark.parametrize(
     "url",
-    ["not a url", "/relative/path", "shop.example.com/hook", "ftp://shop.example.com/hook", "https://",
-     "https://exa mple.com/", "javascript:alert(1)", "https://shop.example.com/\u0000", "https://shop.example.com/\ud800"],
+    [
+        "not a url",
+        "/relative/path",
+        "shop.example.com/hook",
+        "ftp://shop.example.com/hook",
+        "https://",
+        "https://exa mple.com/",
+        "javascript:alert(1)",
+        "https://shop.example.com/\u0000",
+        "https://shop.example.com/\ud800",
+    ],
 )
 def test_a_url_that_is_not_absolute_http_is_invalid_url(api, field, url):
     raw = json.dumps({**VALID, field: url})  # ASCII escapes: the NUL and the lone surrogate arrive as JSON escapes
@@ -203,12 +246,21 @@ def test_a_notification_url_over_plain_http_is_refused_even_with_debug_on(api, s
 
 @pytest.mark.parametrize(
     "url",
-    ["https://10.0.0.1/hook", "https://127.0.0.1/hook", "https://localhost/hook", "https://169.254.169.254/latest",
-     "https://[::1]/hook", "https://192.168.1.20/hook", "https://[::ffff:127.0.0.1]/hook", "https://printer.local/"],
+    [
+        "https://10.0.0.1/hook",
+        "https://127.0.0.1/hook",
+        "https://localhost/hook",
+        "https://169.254.169.254/latest",
+        "https://[::1]/hook",
+        "https://192.168.1.20/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://printer.local/",
+    ],
 )
 def test_a_notification_url_to_a_private_host_is_forbidden_host(api, url):
-    assert_validation_error(api.post("/v1/sessions", {**VALID, "notification_url": url}), "notification_url",
-                            "forbidden_host")
+    assert_validation_error(
+        api.post("/v1/sessions", {**VALID, "notification_url": url}), "notification_url", "forbidden_host"
+    )
 
 
 @pytest.mark.parametrize("field", ["callback_url", "cancel_url"])
@@ -228,8 +280,12 @@ def test_all_errors_are_reported_at_once(api):
     response = api.post("/v1/sessions", {"age_limit": 30, "colour": "red", "notification_url": "http://x.example"})
 
     body = assert_problem(response, 400, "validation_error")
-    assert field_errors(body) == {"subject": "required", "age_limit": "out_of_range", "colour": "unknown_field",
-                                  "notification_url": "https_required"}
+    assert field_errors(body) == {
+        "subject": "required",
+        "age_limit": "out_of_range",
+        "colour": "unknown_field",
+        "notification_url": "https_required",
+    }
     assert body["detail"].endswith("(and 3 more errors)")
 
 
@@ -240,6 +296,7 @@ def test_a_refused_request_creates_no_session(api):
 
 
 # --- 413, 415 ---
+
 
 def test_a_body_over_16_kib_is_413_payload_too_large(api):
     raw = json.dumps({**VALID, "padding": "x" * 16 * 1024})
@@ -261,8 +318,15 @@ def test_a_body_of_exactly_16_kib_is_read(api):
 
 
 @pytest.mark.parametrize(
-    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                     "application/xml", "application/json-patch+json", ""],
+    "content_type",
+    [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "application/json-patch+json",
+        "",
+    ],
 )
 def test_a_body_that_is_not_declared_json_is_415(api, content_type):
     response = api.post("/v1/sessions", raw=json.dumps(VALID), content_type=content_type)
@@ -271,6 +335,7 @@ def test_a_body_that_is_not_declared_json_is_415(api, content_type):
 
 
 # --- 404, 405, 500: never an HTML page ---
+
 
 @pytest.mark.parametrize("path", ["/v1/", "/v1/nowhere", "/v1/sessions/", "/v1/sessions/ses_x/extra", "/v1/Sessions"])
 def test_an_unknown_path_under_v1_is_a_problem_not_an_html_page(api, path):
@@ -283,9 +348,16 @@ def test_an_unknown_path_is_a_problem_even_with_debug_on(api, settings):
     assert_problem(api.get("/v1/nowhere"), 404, "not_found")
 
 
-@pytest.mark.parametrize("method, path", [("put", "/v1/sessions"), ("delete", "/v1/sessions"),
-                                          ("patch", "/v1/sessions/ses_x"), ("post", "/v1/sessions/ses_x"),
-                                          ("get", "/v1/sessions/ses_x/cancel")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("put", "/v1/sessions"),
+        ("delete", "/v1/sessions"),
+        ("patch", "/v1/sessions/ses_x"),
+        ("post", "/v1/sessions/ses_x"),
+        ("get", "/v1/sessions/ses_x/cancel"),
+    ],
+)
 def test_a_wrong_method_is_405_with_allow(api, method, path):
     response = getattr(api.client, method)(path, headers={"X-API-Key": api.api_key})
 
@@ -349,8 +421,13 @@ def test_an_idempotency_key_longer_than_255_characters_is_refused(api):
     assert not VerificationSession.objects.exists()
 
 
-SECURITY_HEADERS = ("X-Content-Type-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy", "X-Frame-Options",
-                    "Strict-Transport-Security")
+SECURITY_HEADERS = (
+    "X-Content-Type-Options",
+    "Referrer-Policy",
+    "Cross-Origin-Opener-Policy",
+    "X-Frame-Options",
+    "Strict-Transport-Security",
+)
 
 
 @pytest.mark.parametrize("path", ["/v1/nope", "/v1/sessions/ses_x/extra", "/v1/"])

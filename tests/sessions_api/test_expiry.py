@@ -1,6 +1,5 @@
 """Expiry: an open session past its expiresAt is finalized as denied/expired, by the periodic task or on read."""
 
-
 from sessions_api.models import VerificationSession
 from sessions_api.tasks import sessions_expire_due
 from tests.factories import session_past_expiry

@@ -1,4 +1,5 @@
 """evaluate_face_match, run as an operator runs it, on a small folder of two people's photos (test fixtures)."""
+
 import csv
 import io
 
@@ -28,8 +29,9 @@ def run(*args) -> list[str]:
 
 @pytest.fixture(scope="module")
 def pairs_folder(tmp_path_factory):
-    return photos_of_two_people(tmp_path_factory.mktemp("pairs"),
-                                names=[("001A30.jpg", "001A35.JPG"), ("002A60.jpg", "002A75.jpg")])
+    return photos_of_two_people(
+        tmp_path_factory.mktemp("pairs"), names=[("001A30.jpg", "001A35.JPG"), ("002A60.jpg", "002A75.jpg")]
+    )
 
 
 def test_it_scores_every_pair_and_ends_with_a_summary(pairs_folder, tmp_path):

@@ -1,4 +1,5 @@
 """Property: whatever body reaches POST /v1/sessions, the answer is a 201 or an RFC 9457 4xx, never a 5xx."""
+
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -10,14 +11,30 @@ FIELDS = ["subject", "age_limit", "callback_url", "cancel_url", "notification_ur
 # Every code point, lone surrogates and NUL included: JSON escapes carry them all.
 any_text = st.text(st.characters(codec=None, categories=None), max_size=40)
 urls = st.one_of(
-    st.sampled_from(["https://shop.example.com/ok", "http://localhost/ok", "https://10.0.0.1/x", "https://[::1]/x",
-                     "http://shop.example.com/ok", "https://", "ftp://x.example/"]),
+    st.sampled_from(
+        [
+            "https://shop.example.com/ok",
+            "http://localhost/ok",
+            "https://10.0.0.1/x",
+            "https://[::1]/x",
+            "http://shop.example.com/ok",
+            "https://",
+            "ftp://x.example/",
+        ]
+    ),
     st.builds(lambda host, tail: f"https://{host}/{tail}", any_text, any_text),
 )
-scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
-                    st.floats(allow_nan=False, allow_infinity=False), any_text, urls)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=False, allow_infinity=False),
+    any_text,
+    urls,
+)
 json_values = st.recursive(
-    scalars, lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
+    scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
     max_leaves=12,
 )
 # Mostly the real field names, so bodies get past the shape checks and into each field's validation.
@@ -43,8 +60,7 @@ def test_any_json_body_gets_a_201_or_a_problem_4xx(api, body):
 
 
 @FUZZ
-@given(body=near_valid_bodies, key=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1,
-                                           max_size=20))
+@given(body=near_valid_bodies, key=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=20))
 def test_any_json_body_with_an_idempotency_key_gets_a_201_or_a_problem_4xx(api, body, key):
     response = api.post("/v1/sessions", raw=json.dumps(body), headers={"Idempotency-Key": key})
 
@@ -56,7 +72,9 @@ def test_any_json_body_with_an_idempotency_key_gets_a_201_or_a_problem_4xx(api, 
 
 @FUZZ
 # An empty body is covered in test_errors.py (the test client drops its Content-Type).
-@given(raw=st.binary(min_size=1, max_size=300)
-       | st.binary(max_size=40).map(lambda tail: b'{"subject": "u", "age_limit": ' + tail))
+@given(
+    raw=st.binary(min_size=1, max_size=300)
+    | st.binary(max_size=40).map(lambda tail: b'{"subject": "u", "age_limit": ' + tail)
+)
 def test_any_bytes_get_a_201_or_a_problem_4xx(api, raw):
     _assert_created_or_client_error(api.post("/v1/sessions", raw=raw))

@@ -1,4 +1,5 @@
 """Idempotency-Key on POST /v1/sessions (CONTRACT 2): replay for 24 h, 422 on another body, 409 while in flight."""
+
 import threading
 from datetime import timedelta
 
@@ -11,7 +12,6 @@ from sessions_api.models import IdempotencyRecord, VerificationSession
 from sessions_api.tasks import idempotency_records_purge
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
-
 from tests.support.assertions import assert_problem
 
 BODY = {"subject": "user-42", "age_limit": 18, "callback_url": "https://shop.example.com/ok"}
@@ -49,8 +49,11 @@ def test_the_stored_response_keeps_no_session_token_or_flow_link_in_clear(api, o
 
 def test_a_number_that_only_rounds_to_the_first_bodys_is_another_body(api):
     first = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.0}', headers={"Idempotency-Key": "k"})
-    other = api.post("/v1/sessions", raw='{"subject": "user-42", "age_limit": 18.00000000000000001}',
-                     headers={"Idempotency-Key": "k"})
+    other = api.post(
+        "/v1/sessions",
+        raw='{"subject": "user-42", "age_limit": 18.00000000000000001}',
+        headers={"Idempotency-Key": "k"},
+    )
 
     assert first.status_code == 201
     assert_problem(other, 422, "idempotency_key_reused")
@@ -58,8 +61,11 @@ def test_a_number_that_only_rounds_to_the_first_bodys_is_another_body(api):
 
 def test_a_replay_matches_the_body_not_its_formatting(api):
     first = _post(api)
-    reformatted = api.post("/v1/sessions", raw='{ "callback_url":"https://shop.example.com/ok",\n"age_limit" : 18,'
-                                               ' "subject":"user-42" }', headers={"Idempotency-Key": "order-1001"})
+    reformatted = api.post(
+        "/v1/sessions",
+        raw='{ "callback_url":"https://shop.example.com/ok",\n"age_limit" : 18, "subject":"user-42" }',
+        headers={"Idempotency-Key": "order-1001"},
+    )
 
     assert reformatted["Idempotent-Replayed"] == "true"
     assert reformatted.json() == first.json()

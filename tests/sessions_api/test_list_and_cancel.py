@@ -1,4 +1,5 @@
 """GET /v1/sessions (newest first, filters, cursor pages) and POST /v1/sessions/{id}/cancel, as a partner calls them."""
+
 from datetime import timedelta
 from urllib.parse import urlencode
 
@@ -6,10 +7,10 @@ import pytest
 from django.utils import timezone
 
 from sessions_api.models import SessionEvent, VerificationSession
+from tenants.services import tenant_create
 from tests.factories import session_past_expiry
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem, assert_validation_error
-from tenants.services import tenant_create
 from webhooks.models import WebhookDelivery
 
 
@@ -90,22 +91,25 @@ def test_an_open_session_past_its_expiry_is_listed_expired(api):
     session_id = api.create_session()["sessionId"]
     session_past_expiry(session_id)
 
-    item, = listed(api, status="initiated,denied")["data"]
+    (item,) = listed(api, status="initiated,denied")["data"]
 
     assert (item["session"]["status"], item["session"]["reason"]) == ("denied", "expired")
     assert listed(api, status="initiated")["data"] == []
 
 
-@pytest.mark.parametrize("query, field, code", [
-    ({"status": "done"}, "status", "invalid_value"),
-    ({"limit": "0"}, "limit", "out_of_range"),
-    ({"limit": "101"}, "limit", "out_of_range"),
-    ({"limit": "ten"}, "limit", "out_of_range"),
-    ({"created_from": "yesterday"}, "created_from", "invalid_value"),
-    ({"created_before": "2026-11-22T10:00:00"}, "created_before", "invalid_value"),  # no time zone
-    ({"cursor": "not-a-cursor"}, "cursor", "invalid_value"),
-    ({"sort": "asc"}, "sort", "unknown_field"),
-])
+@pytest.mark.parametrize(
+    "query, field, code",
+    [
+        ({"status": "done"}, "status", "invalid_value"),
+        ({"limit": "0"}, "limit", "out_of_range"),
+        ({"limit": "101"}, "limit", "out_of_range"),
+        ({"limit": "ten"}, "limit", "out_of_range"),
+        ({"created_from": "yesterday"}, "created_from", "invalid_value"),
+        ({"created_before": "2026-11-22T10:00:00"}, "created_before", "invalid_value"),  # no time zone
+        ({"cursor": "not-a-cursor"}, "cursor", "invalid_value"),
+        ({"sort": "asc"}, "sort", "unknown_field"),
+    ],
+)
 def test_bad_list_parameters_are_named_in_a_validation_error(api, query, field, code):
     assert_validation_error(api.get("/v1/sessions?" + urlencode(query)), field, code)
 

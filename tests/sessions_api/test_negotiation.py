@@ -3,6 +3,7 @@
 Requests that ask plainly are served by the API's lean path, the others by DRF's negotiation: the two
 must give the same status, body and headers, errors included; anything but JSON is a 406 problem.
 """
+
 import json
 
 import pytest
@@ -38,8 +39,12 @@ REQUESTS = {
     "read": ("get", lambda sid: f"/v1/sessions/{sid}", None, {}),
     "invalid body": ("post", lambda sid: "/v1/sessions", {"subject": "", "age_limit": 25, "extra": 1}, {}),
     "malformed JSON": ("post", lambda sid: "/v1/sessions", "{not json", {}),
-    "bad idempotency key": ("post", lambda sid: "/v1/sessions", {"subject": "u", "age_limit": 18},
-                            {"Idempotency-Key": ""}),
+    "bad idempotency key": (
+        "post",
+        lambda sid: "/v1/sessions",
+        {"subject": "u", "age_limit": 18},
+        {"Idempotency-Key": ""},
+    ),
 }
 
 
@@ -77,9 +82,10 @@ def test_a_creation_and_its_replay_are_the_same_whichever_path_serves_them(api, 
 @pytest.mark.parametrize("key", ["missing", "unknown"])
 def test_authentication_errors_are_the_same_on_both_paths(onboarded, key):
     client = ApiClient(None if key == "missing" else "av_live_" + "x" * 40)
-    answers = [client.get(f"/v1/sessions/{new_session_id()}",
-                          headers={"X-Request-Id": "req-negotiation", **_accept(asked)})
-               for asked in ("application/json", NEGOTIATED)]
+    answers = [
+        client.get(f"/v1/sessions/{new_session_id()}", headers={"X-Request-Id": "req-negotiation", **_accept(asked)})
+        for asked in ("application/json", NEGOTIATED)
+    ]
     assert_problem(answers[0], 401, f"{key == 'missing' and 'missing' or 'invalid'}_api_key")
     _same_answer(*answers)
 

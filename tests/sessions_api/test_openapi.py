@@ -1,4 +1,5 @@
 """OpenAPI 3 at /v1/openapi.json matches what the API really answers; Swagger UI and Redoc use local assets only."""
+
 import json
 import re
 
@@ -9,8 +10,17 @@ from drf_spectacular.validation import validate_schema
 
 from sessions_api.state_machine import Results, session_transition
 
-SPEC_SESSION_FIELDS = {"sessionId", "status", "subject", "sessionToken", "signature", "expiresAt", "callbackUrl",
-                       "cancelUrl", "notificationUrl"}
+SPEC_SESSION_FIELDS = {
+    "sessionId",
+    "status",
+    "subject",
+    "sessionToken",
+    "signature",
+    "expiresAt",
+    "callbackUrl",
+    "cancelUrl",
+    "notificationUrl",
+}
 
 
 @pytest.fixture
@@ -28,8 +38,17 @@ def _resolve(schema: dict, node: dict) -> dict:
             node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
         elif "allOf" in node and len(node["allOf"]) == 1:
             node = node["allOf"][0]
-        elif "oneOf" in node and len(not_null := [choice for choice in node["oneOf"] if choice != {"type": "null"}
-                                                  and not choice.get("$ref", "").endswith("/NullEnum")]) == 1:
+        elif (
+            "oneOf" in node
+            and len(
+                not_null := [
+                    choice
+                    for choice in node["oneOf"]
+                    if choice != {"type": "null"} and not choice.get("$ref", "").endswith("/NullEnum")
+                ]
+            )
+            == 1
+        ):
             node = not_null[0]
         else:
             return node
@@ -52,18 +71,35 @@ def _properties(schema, node) -> dict:
 
 
 def _with_all_results(session_id):
-    session_transition(session_id=session_id, to="processing", cause="selfie",
-                       results=Results(liveness={"is_live": True, "liveness_score": 0.9},
-                                       age_estimation={"estimated_age": 30.0, "age_confidence": 0.9}))
+    session_transition(
+        session_id=session_id,
+        to="processing",
+        cause="selfie",
+        results=Results(
+            liveness={"is_live": True, "liveness_score": 0.9},
+            age_estimation={"estimated_age": 30.0, "age_confidence": 0.9},
+        ),
+    )
     session_transition(session_id=session_id, to="requires_doc", cause="unsure")
     session_transition(session_id=session_id, to="processing", cause="document")
-    session_transition(session_id=session_id, to="approved", reason="document", cause="document valid",
-                       results=Results(document={"document_kind": "passport", "birthdate": "2000-01-31",
-                                                 "true_age": 26},
-                                       # Not a combination a session reaches; here to show every key's shape.
-                                       age_credential={"kind": "mdoc", "doc_type": "eu.europa.ec.av.1",
-                                                       "claim": "age_over_18", "value": True,
-                                                       "issuer_country": "UT", "trust_source": "sandbox"}))
+    session_transition(
+        session_id=session_id,
+        to="approved",
+        reason="document",
+        cause="document valid",
+        results=Results(
+            document={"document_kind": "passport", "birthdate": "2000-01-31", "true_age": 26},
+            # Not a combination a session reaches; here to show every key's shape.
+            age_credential={
+                "kind": "mdoc",
+                "doc_type": "eu.europa.ec.av.1",
+                "claim": "age_over_18",
+                "value": True,
+                "issuer_country": "UT",
+                "trust_source": "sandbox",
+            },
+        ),
+    )
 
 
 def test_the_schema_is_valid_openapi_3(schema):
@@ -80,7 +116,7 @@ def test_the_schema_documents_both_endpoints(schema):
 
 def test_the_schema_documents_the_x_api_key_header(schema):
     schemes = schema["components"]["securitySchemes"]
-    (name, scheme), = schemes.items()
+    ((name, scheme),) = schemes.items()
     assert scheme == {**scheme, "type": "apiKey", "in": "header", "name": "X-API-Key"}
     for path, method in (("/v1/sessions", "post"), ("/v1/sessions/{session_id}", "get")):
         assert schema["paths"][path][method]["security"] == [{name: []}]
@@ -113,8 +149,11 @@ def test_the_200_schema_has_exactly_the_keys_a_real_read_returns(schema, api):
     read = api.get(f"/v1/sessions/{session_id}").json()
     response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
 
-    assert set(response["properties"]) == set(read) == {
-        "session", "ageEstimation", "liveness", "validateDoc", "ageCredential"}
+    assert (
+        set(response["properties"])
+        == set(read)
+        == {"session", "ageEstimation", "liveness", "validateDoc", "ageCredential"}
+    )
     assert set(response["required"]) == set(read)
     for key in read:
         assert set(_properties(schema, response["properties"][key])) == set(read[key]), key
@@ -125,15 +164,23 @@ def test_the_200_schema_has_exactly_the_keys_a_real_read_returns(schema, api):
 
 def test_the_spec_types_of_the_result_fields_are_documented(schema):
     response = _response_schema(schema, "/v1/sessions/{session_id}", "get", 200)
-    types = {key: {name: _resolve(schema, field).get("type") for name, field in
-                   _properties(schema, response["properties"][key]).items()}
-             for key in ("ageEstimation", "liveness", "validateDoc")}
+    types = {
+        key: {
+            name: _resolve(schema, field).get("type")
+            for name, field in _properties(schema, response["properties"][key]).items()
+        }
+        for key in ("ageEstimation", "liveness", "validateDoc")
+    }
 
     assert types == {
         "ageEstimation": {"ageLimit": "integer", "estimatedAge": "number", "ageConfidence": "number"},
         "liveness": {"isLive": "boolean", "livenessScore": "number"},
-        "validateDoc": {"trueAge": "integer", "birthdate": "string", "holderMatch": "object",
-                        "livenessChecked": "boolean"},
+        "validateDoc": {
+            "trueAge": "integer",
+            "birthdate": "string",
+            "holderMatch": "object",
+            "livenessChecked": "boolean",
+        },
     }
 
 
@@ -175,15 +222,19 @@ def test_the_docs_pages_load_only_assets_served_by_the_service(anonymous_api, pa
     for url in urls:
         assert not re.match(r"^(?:[a-z]+:)?//", url, re.IGNORECASE), url
         if url.startswith(settings.STATIC_URL):
-            assert finders.find(url[len(settings.STATIC_URL):]), f"{url} is not a static file of the service"
+            assert finders.find(url[len(settings.STATIC_URL) :]), f"{url} is not a static file of the service"
     assert not re.search(r"""@import\s+url\(\s*["']?(?:https?:)?//""", html)
     assert "fonts.googleapis.com" not in html
     assert "/v1/openapi.json" in html
 
 
 def test_the_client_endpoints_of_sdk_mode_are_documented_without_the_secret_key(schema):
-    operations = {("/v1/client/config", "get"), ("/v1/client/session", "get"), ("/v1/client/sessions", "post"),
-                  ("/v1/client/launch", "post")}
+    operations = {
+        ("/v1/client/config", "get"),
+        ("/v1/client/session", "get"),
+        ("/v1/client/sessions", "post"),
+        ("/v1/client/launch", "post"),
+    }
     for path, method in operations:
         operation = schema["paths"][path][method]
         assert operation.get("security") in (None, [], [{}]), path  # never the X-API-Key scheme
@@ -234,8 +285,10 @@ def test_the_webhooks_are_described_with_their_headers_and_the_payloads_really_s
     assert schema["openapi"].startswith("3.1")
     session_id = sandbox_api.create_session(notification_url="https://partner.example/hooks")["sessionId"]
     sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", {"to": "approved"})
-    sent = {"verification.completed": WebhookDelivery.objects.get(subject_ref=session_id).payload,
-            "webhook.test": webhook_test_send(tenant=onboarded.tenant, mode="test", url="https://p.example/h").payload}
+    sent = {
+        "verification.completed": WebhookDelivery.objects.get(subject_ref=session_id).payload,
+        "webhook.test": webhook_test_send(tenant=onboarded.tenant, mode="test", url="https://p.example/h").payload,
+    }
 
     assert set(schema["webhooks"]) == set(sent)
     for name, payload in sent.items():

@@ -1,4 +1,5 @@
-"""Rate limits in the real Redis (CONTRACT 2): per tenant and mode, per client address without a valid key; 429 rate_limited."""
+"""Rate limits in the real Redis (CONTRACT 2): per tenant and mode, per address without a valid key: 429."""
+
 import time
 
 import pytest
@@ -9,7 +10,6 @@ from sessions_api.api import rate_limit
 from sessions_api.models import VerificationSession, new_session_id
 from tests.factories import ApiKeyFactory
 from tests.support.api_client import ApiClient
-
 from tests.support.assertions import assert_problem
 
 
@@ -117,8 +117,9 @@ def test_requests_without_a_valid_key_are_limited_per_client_address(settings, d
 
     assert_problem(refused, 429, "rate_limited")
     assert int(refused["Retry-After"]) >= 1
-    other_address = client.client.get(f"/v1/sessions/{new_session_id()}", REMOTE_ADDR="198.51.100.7",
-                                      headers=client._headers(None))
+    other_address = client.client.get(
+        f"/v1/sessions/{new_session_id()}", REMOTE_ADDR="198.51.100.7", headers=client._headers(None)
+    )
     assert other_address.status_code == 401
 
 

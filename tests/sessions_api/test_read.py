@@ -1,4 +1,5 @@
 """GET /v1/sessions/{id}: the session, its three result objects, tenant isolation, and request ids (spec 2.3, 4.2)."""
+
 import re
 from datetime import date
 
@@ -11,12 +12,21 @@ from sessions_api.models import VerificationSession, new_session_id
 from sessions_api.state_machine import Results, session_cancel, session_transition
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
-
 from tests.support.assertions import assert_problem
 
 READ_SESSION_KEYS = {
-    "sessionId", "status", "subject", "expiresAt", "callbackUrl", "cancelUrl", "notificationUrl",
-    "createdAt", "updatedAt", "ageLimit", "reason", "mode",
+    "sessionId",
+    "status",
+    "subject",
+    "expiresAt",
+    "callbackUrl",
+    "cancelUrl",
+    "notificationUrl",
+    "createdAt",
+    "updatedAt",
+    "ageLimit",
+    "reason",
+    "mode",
 }
 
 
@@ -28,8 +38,13 @@ def test_reading_a_new_session_shows_it_initiated_with_every_result_null(api):
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
     body = response.json()
-    assert body == {"session": body["session"], "ageEstimation": None, "liveness": None, "validateDoc": None,
-                    "ageCredential": None}
+    assert body == {
+        "session": body["session"],
+        "ageEstimation": None,
+        "liveness": None,
+        "validateDoc": None,
+        "ageCredential": None,
+    }
     session = body["session"]
     assert set(session) == READ_SESSION_KEYS
     assert session["sessionId"] == created["sessionId"]
@@ -52,9 +67,13 @@ def test_reading_never_returns_the_token_its_signature_or_the_flow_link(api):
 def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
     session_id = api.create_session(age_limit=18)["sessionId"]
     session_transition(
-        session_id=session_id, to="processing", cause="selfie submitted",
-        results=Results(liveness={"is_live": True, "liveness_score": 0.97349},
-                        age_estimation={"estimated_age": 19.46, "age_confidence": 0.8123}),
+        session_id=session_id,
+        to="processing",
+        cause="selfie submitted",
+        results=Results(
+            liveness={"is_live": True, "liveness_score": 0.97349},
+            age_estimation={"estimated_age": 19.46, "age_confidence": 0.8123},
+        ),
     )
     session_transition(session_id=session_id, to="requires_doc", cause="face too close to the limit")
 
@@ -67,9 +86,18 @@ def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
 
     session_transition(session_id=session_id, to="processing", cause="document submitted")
     session_transition(
-        session_id=session_id, to="approved", reason="document", cause="document valid",
-        results=Results(document={"document_kind": "passport", "birthdate": date(2004, 5, 17), "true_age": 21,
-                                  "expiry_date": date(2031, 1, 1)}),
+        session_id=session_id,
+        to="approved",
+        reason="document",
+        cause="document valid",
+        results=Results(
+            document={
+                "document_kind": "passport",
+                "birthdate": date(2004, 5, 17),
+                "true_age": 21,
+                "expiry_date": date(2031, 1, 1),
+            }
+        ),
     )
 
     final = api.get(f"/v1/sessions/{session_id}").json()
@@ -77,8 +105,12 @@ def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
     assert final["session"]["status"] == "approved"
     assert final["session"]["reason"] == "document"
     # The spec's two fields, and what the holder match adds (no live capture came with this document).
-    assert final["validateDoc"] == {"trueAge": 21, "birthdate": "2004-05-17T00:00:00.000Z",
-                                    "holderMatch": None, "livenessChecked": False}
+    assert final["validateDoc"] == {
+        "trueAge": 21,
+        "birthdate": "2004-05-17T00:00:00.000Z",
+        "holderMatch": None,
+        "livenessChecked": False,
+    }
     assert isinstance(final["ageEstimation"]["ageLimit"], int)
     assert isinstance(final["validateDoc"]["trueAge"], int)
     assert isinstance(final["liveness"]["isLive"], bool)
@@ -131,7 +163,7 @@ def test_a_valid_incoming_request_id_is_echoed(api):
     assert response["X-Request-Id"] == "partner-trace.42:abc-DEF_1"
 
 
-@pytest.mark.parametrize("incoming", ["", "has space", "x" * 129, "quote\"s", "<script>", "trailing-newline\n"])
+@pytest.mark.parametrize("incoming", ["", "has space", "x" * 129, 'quote"s', "<script>", "trailing-newline\n"])
 def test_an_invalid_incoming_request_id_is_replaced_by_a_generated_one(api, incoming):
     response = api.get(f"/v1/sessions/{new_session_id()}", headers={"X-Request-Id": incoming})
 
@@ -141,8 +173,14 @@ def test_an_invalid_incoming_request_id_is_replaced_by_a_generated_one(api, inco
 
 @pytest.mark.parametrize(
     "method, path",
-    [("post", "/v1/sessions"), ("get", "/v1/sessions/ses_x"), ("get", "/v1/nowhere"), ("get", "/v1/openapi.json"),
-     ("get", "/healthz"), ("get", "/admin/login/")],
+    [
+        ("post", "/v1/sessions"),
+        ("get", "/v1/sessions/ses_x"),
+        ("get", "/v1/nowhere"),
+        ("get", "/v1/openapi.json"),
+        ("get", "/healthz"),
+        ("get", "/admin/login/"),
+    ],
 )
 def test_every_response_carries_a_request_id(anonymous_api, method, path):
     response = getattr(anonymous_api.client, method)(path)
@@ -178,8 +216,16 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE sessions_api_verificationsession")
     VerificationSession.objects.bulk_create(
-        VerificationSession(tenant=onboarded.tenant, mode="live", subject=f"user-{n}", age_limit=18,
-                            token_hash=f"{n:064x}", expires_at=timezone.now()) for n in range(3000))
+        VerificationSession(
+            tenant=onboarded.tenant,
+            mode="live",
+            subject=f"user-{n}",
+            age_limit=18,
+            token_hash=f"{n:064x}",
+            expires_at=timezone.now(),
+        )
+        for n in range(3000)
+    )
     session_id = api.create_session()["sessionId"]
 
     with CaptureQueriesContext(connection) as captured:
@@ -200,8 +246,16 @@ def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_
     # use: a tenant's list (newest first) reads session_tenant_created_idx, not every tenant's sessions.
     other = tenant_create(name="Busy Co").tenant
     VerificationSession.objects.bulk_create(
-        VerificationSession(tenant=other, mode="live", subject=f"user-{n}", age_limit=18,
-                            token_hash=f"{n:064x}", expires_at=timezone.now()) for n in range(3000))
+        VerificationSession(
+            tenant=other,
+            mode="live",
+            subject=f"user-{n}",
+            age_limit=18,
+            token_hash=f"{n:064x}",
+            expires_at=timezone.now(),
+        )
+        for n in range(3000)
+    )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE sessions_api_verificationsession")
     created = [api.create_session()["sessionId"] for _ in range(3)]
@@ -209,8 +263,11 @@ def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_
     with CaptureQueriesContext(connection) as captured:
         answer = api.get("/v1/sessions?limit=2")
     assert [item["session"]["sessionId"] for item in answer.json()["data"]] == created[:0:-1]
-    lists = [query["sql"] for query in captured.captured_queries
-             if "FROM \"sessions_api_verificationsession\"" in query["sql"] and "ORDER BY" in query["sql"]]
+    lists = [
+        query["sql"]
+        for query in captured.captured_queries
+        if 'FROM "sessions_api_verificationsession"' in query["sql"] and "ORDER BY" in query["sql"]
+    ]
 
     assert lists
     with connection.cursor() as cursor:

@@ -1,4 +1,5 @@
 """POST /v1/test/sessions/{id}/advance: test keys drive a sandbox session through the real state machine."""
+
 import datetime
 
 import pytest
@@ -26,7 +27,8 @@ def calibrated_confidence(age_limit, estimated_age):
 
 
 def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plausible_numbers(
-        sandbox_api, age_policy_file):
+    sandbox_api, age_policy_file
+):
     age_policy_file({18: 27.5})
     session_id = sandbox_api.create_session(age_limit=18)["sessionId"]
 
@@ -37,8 +39,11 @@ def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plau
     assert body == sandbox_api.get(f"/v1/sessions/{session_id}").json()
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
     # Two years over the policy's threshold, with the policy's own confidence for that estimate.
-    assert body["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 30.0,
-                                     "ageConfidence": calibrated_confidence(18, 30.0)}
+    assert body["ageEstimation"] == {
+        "ageLimit": 18,
+        "estimatedAge": 30.0,
+        "ageConfidence": calibrated_confidence(18, 30.0),
+    }
     assert body["liveness"] == {"isLive": True, "livenessScore": 0.97}
     assert body["validateDoc"] is None
     assert history(session_id) == [("initiated", "processing"), ("processing", "approved")]
@@ -72,8 +77,11 @@ def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
     body = advance(sandbox_api, session_id, "approved").json()
 
     assert first["session"]["status"] == "requires_doc"
-    assert first["ageEstimation"] == {"ageLimit": 21, "estimatedAge": 22.0,
-                                      "ageConfidence": calibrated_confidence(21, 22.0)}
+    assert first["ageEstimation"] == {
+        "ageLimit": 21,
+        "estimatedAge": 22.0,
+        "ageConfidence": calibrated_confidence(21, 22.0),
+    }
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
     assert body["validateDoc"]["trueAge"] == 28
     birthdate = datetime.date.fromisoformat(body["validateDoc"]["birthdate"][:10])
@@ -82,8 +90,10 @@ def test_requires_doc_then_approved_goes_through_the_document_step(sandbox_api):
     assert age == 28
     assert body["validateDoc"]["birthdate"].endswith("T00:00:00.000Z")
     assert history(session_id) == [
-        ("initiated", "processing"), ("processing", "requires_doc"),
-        ("requires_doc", "processing"), ("processing", "approved"),
+        ("initiated", "processing"),
+        ("processing", "requires_doc"),
+        ("requires_doc", "processing"),
+        ("processing", "approved"),
     ]
 
 
@@ -171,17 +181,20 @@ def test_unknown_session_is_404(sandbox_api):
     assert advance(sandbox_api, "ses_01JDOESNOTEXIST0000000000000", "approved").json()["code"] == "session_not_found"
 
 
-@pytest.mark.parametrize("body,field,code", [
-    ({"to": "initiated"}, "to", "invalid_value"),
-    ({"to": "APPROVED"}, "to", "invalid_value"),
-    ({"to": 3}, "to", "invalid_type"),
-    ({}, "to", "required"),
-    ({"to": "approved", "outcome": "document"}, "outcome", "unknown_field"),
-    ({"to": "approved", "reason": "expired"}, "reason", "invalid_value"),
-    ({"to": "requires_doc", "reason": "document"}, "reason", "invalid_value"),
-    ({"to": "denied", "reason": "nope"}, "reason", "invalid_value"),
-    ({"to": "denied", "reason": None}, "reason", "invalid_type"),
-])
+@pytest.mark.parametrize(
+    "body,field,code",
+    [
+        ({"to": "initiated"}, "to", "invalid_value"),
+        ({"to": "APPROVED"}, "to", "invalid_value"),
+        ({"to": 3}, "to", "invalid_type"),
+        ({}, "to", "required"),
+        ({"to": "approved", "outcome": "document"}, "outcome", "unknown_field"),
+        ({"to": "approved", "reason": "expired"}, "reason", "invalid_value"),
+        ({"to": "requires_doc", "reason": "document"}, "reason", "invalid_value"),
+        ({"to": "denied", "reason": "nope"}, "reason", "invalid_value"),
+        ({"to": "denied", "reason": None}, "reason", "invalid_type"),
+    ],
+)
 def test_bad_target_is_a_validation_error(sandbox_api, body, field, code):
     session_id = sandbox_api.create_session()["sessionId"]
 
@@ -198,8 +211,14 @@ def test_advance_needs_a_key_and_json(sandbox_api, anonymous_api):
     session_id = sandbox_api.create_session()["sessionId"]
 
     assert advance(anonymous_api, session_id, "approved").status_code == 401
-    assert sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", raw="to=approved",
-                            content_type="application/x-www-form-urlencoded").status_code == 415
+    assert (
+        sandbox_api.post(
+            f"/v1/test/sessions/{session_id}/advance",
+            raw="to=approved",
+            content_type="application/x-www-form-urlencoded",
+        ).status_code
+        == 415
+    )
     assert sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", raw="{nope").json()["code"] == "malformed_json"
 
 
@@ -251,7 +270,8 @@ def test_reasons_end_a_session_where_a_real_one_would(sandbox_api, face_path_on)
     assert advance(sandbox_api, on_document, "denied", reason="expired").status_code == 200
     assert history(on_document)[-1] == ("requires_doc", "denied")
     assert advance(sandbox_api, processing, "denied", reason="attempts_exceeded").json()["session"]["reason"] == (
-        "attempts_exceeded")
+        "attempts_exceeded"
+    )
 
 
 def test_age_estimation_is_refused_where_the_face_path_is_off(sandbox_api, age_policy_file):

@@ -3,6 +3,7 @@
 These requests never reach Django: the answer comes from gunicorn.conf.py's error writer, so the test
 runs the README's production command and speaks raw HTTP to it.
 """
+
 import json
 import socket
 
@@ -31,12 +32,18 @@ def server(django_db_setup, django_db_blocker):
         yield url
 
 
-@pytest.mark.parametrize(("request_bytes", "status", "code"), [
-    (b"GET /v1/sessions/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414, "uri_too_long"),
-    (b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n", 431,
-     "request_header_fields_too_large"),
-    (b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n", 400, "bad_request"),
-])
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (b"GET /v1/sessions/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414, "uri_too_long"),
+        (
+            b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n",
+            431,
+            "request_header_fields_too_large",
+        ),
+        (b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: x\r\n\r\n", 400, "bad_request"),
+    ],
+)
 def test_requests_gunicorn_refuses_get_a_problem_document_not_html(server, request_bytes, status, code):
     got_status, headers, body = _raw(request_bytes)
 

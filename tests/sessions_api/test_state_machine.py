@@ -1,4 +1,5 @@
 """The session state machine (CONTRACT 3): allowed transitions only, one winner under concurrency, final is final."""
+
 import threading
 
 import pytest
@@ -37,11 +38,16 @@ def _move(session_id, move):
 
 @pytest.mark.parametrize(
     "start, move",
-    [("initiated", {"to": "processing"}), ("requires_doc", {"to": "processing"}),
-     ("processing", {"to": "initiated"}), ("processing", {"to": "requires_doc"}),
-     ("processing", {"to": "approved", "reason": "document"}),
-     ("processing", {"to": "denied", "reason": "underage_document"}),
-     ("initiated", {"to": "denied", "reason": "expired"}), ("requires_doc", {"to": "denied", "reason": "cancelled"})],
+    [
+        ("initiated", {"to": "processing"}),
+        ("requires_doc", {"to": "processing"}),
+        ("processing", {"to": "initiated"}),
+        ("processing", {"to": "requires_doc"}),
+        ("processing", {"to": "approved", "reason": "document"}),
+        ("processing", {"to": "denied", "reason": "underage_document"}),
+        ("initiated", {"to": "denied", "reason": "expired"}),
+        ("requires_doc", {"to": "denied", "reason": "cancelled"}),
+    ],
 )
 def test_allowed_transitions_happen_and_are_recorded(db, start, move):
     session = _session(status=start)
@@ -56,13 +62,17 @@ def test_allowed_transitions_happen_and_are_recorded(db, start, move):
 
 @pytest.mark.parametrize(
     "start, move",
-    [("initiated", {"to": "approved", "reason": "age_estimation"}), ("initiated", {"to": "requires_doc"}),
-     ("requires_doc", {"to": "approved", "reason": "document"}), ("processing", {"to": "processing"}),
-     ("requires_doc", {"to": "requires_doc"}),
-     # Outside `processing` only expiry and cancellation end a session: every other denial is a decision.
-     ("initiated", {"to": "denied", "reason": "liveness_failed"}),
-     ("requires_doc", {"to": "denied", "reason": "underage_document"}),
-     ("initiated", {"to": "denied", "reason": "attempts_exceeded"})],
+    [
+        ("initiated", {"to": "approved", "reason": "age_estimation"}),
+        ("initiated", {"to": "requires_doc"}),
+        ("requires_doc", {"to": "approved", "reason": "document"}),
+        ("processing", {"to": "processing"}),
+        ("requires_doc", {"to": "requires_doc"}),
+        # Outside `processing` only expiry and cancellation end a session: every other denial is a decision.
+        ("initiated", {"to": "denied", "reason": "liveness_failed"}),
+        ("requires_doc", {"to": "denied", "reason": "underage_document"}),
+        ("initiated", {"to": "denied", "reason": "attempts_exceeded"}),
+    ],
 )
 def test_transitions_outside_the_graph_are_refused(db, start, move):
     session = _session(status=start)
@@ -74,8 +84,9 @@ def test_transitions_outside_the_graph_are_refused(db, start, move):
     assert not SessionEvent.objects.exists()
 
 
-@pytest.mark.parametrize("final", [{"to": "approved", "reason": "age_estimation"},
-                                   {"to": "denied", "reason": "liveness_failed"}])
+@pytest.mark.parametrize(
+    "final", [{"to": "approved", "reason": "age_estimation"}, {"to": "denied", "reason": "liveness_failed"}]
+)
 def test_a_final_state_never_changes_again(db, final):
     session = _session(status="processing")
     _move(session.id, final)
@@ -94,9 +105,16 @@ def test_a_final_state_never_changes_again(db, final):
     assert WebhookDelivery.objects.filter(subject_ref=session.id).count() == 1
 
 
-@pytest.mark.parametrize("move", [{"to": "approved", "reason": "expired"}, {"to": "approved"},
-                                  {"to": "denied"}, {"to": "denied", "reason": "document"},
-                                  {"to": "requires_doc", "reason": "expired"}])
+@pytest.mark.parametrize(
+    "move",
+    [
+        {"to": "approved", "reason": "expired"},
+        {"to": "approved"},
+        {"to": "denied"},
+        {"to": "denied", "reason": "document"},
+        {"to": "requires_doc", "reason": "expired"},
+    ],
+)
 def test_a_reason_that_does_not_fit_the_status_is_a_programming_error(db, move):
     session = _session(status="processing")
 
@@ -127,8 +145,11 @@ def test_an_open_transition_writes_no_webhook(db):
 
 def test_no_webhook_without_a_notification_url_or_with_webhooks_disabled(db):
     without_url = _session(status="processing", notification_url="")
-    disabled = VerificationSessionFactory(tenant=TenantFactory(webhooks_enabled=False), status="processing",
-                                          notification_url="https://shop.example.com/hooks")
+    disabled = VerificationSessionFactory(
+        tenant=TenantFactory(webhooks_enabled=False),
+        status="processing",
+        notification_url="https://shop.example.com/hooks",
+    )
 
     _move(without_url.id, {"to": "approved", "reason": "age_estimation"})
     _move(disabled.id, {"to": "denied", "reason": "liveness_failed"})

@@ -1,11 +1,11 @@
 """What reaches the API below JSON: bodies without Content-Length (chunked) and header bytes no key can hold."""
+
 import io
 import json
 
 import pytest
 
 from sessions_api.models import VerificationSession
-
 from tests.support.assertions import assert_problem
 
 VALID = {"subject": "user-42", "age_limit": 18}

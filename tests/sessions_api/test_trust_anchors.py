@@ -1,4 +1,5 @@
 """`manage.py trust_anchors`: PEM anchors scoped per doc type, and a VICAL believed only when its signature verifies."""
+
 import datetime
 from io import StringIO
 
@@ -28,12 +29,26 @@ def _pem(tmp_path, name, *certificates):
 
 
 def _vical(provider, issuers, *, provider_name="AAMVA test"):
-    infos = [{"certificate": i.root.public_bytes(serialization.Encoding.DER), "serialNumber": 1,
-              "docType": [MOBILE_DRIVING_LICENCE], "issuingCountry": "US"} for i in issuers]
-    payload = cbor2.dumps({"version": "1.0", "vicalProvider": provider_name,
-                           "date": datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC), "certificateInfos": infos})
-    signed = cose_sign1_create(provider.signer_key, payload,
-                               unprotected={33: provider.signer.public_bytes(serialization.Encoding.DER)})
+    infos = [
+        {
+            "certificate": i.root.public_bytes(serialization.Encoding.DER),
+            "serialNumber": 1,
+            "docType": [MOBILE_DRIVING_LICENCE],
+            "issuingCountry": "US",
+        }
+        for i in issuers
+    ]
+    payload = cbor2.dumps(
+        {
+            "version": "1.0",
+            "vicalProvider": provider_name,
+            "date": datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC),
+            "certificateInfos": infos,
+        }
+    )
+    signed = cose_sign1_create(
+        provider.signer_key, payload, unprotected={33: provider.signer.public_bytes(serialization.Encoding.DER)}
+    )
     return cbor2.dumps(cbor2.CBORTag(18, signed))
 
 
@@ -48,8 +63,15 @@ def test_a_pem_anchor_is_scoped_to_its_doc_types_and_live(tmp_path):
 
 
 def test_a_sandbox_pem_anchor_does_not_make_a_doc_type_available_live(tmp_path):
-    _run("add-pem", _pem(tmp_path, "t.pem", issuer_create().root), "--source", "t", "--doc-type",
-         EU_AGE_ATTESTATION, "--sandbox")
+    _run(
+        "add-pem",
+        _pem(tmp_path, "t.pem", issuer_create().root),
+        "--source",
+        "t",
+        "--doc-type",
+        EU_AGE_ATTESTATION,
+        "--sandbox",
+    )
     assert trusted_doc_types(live=True) == ()
 
 
@@ -84,8 +106,14 @@ def test_a_signed_vical_loads_the_issuers_it_lists_for_mdl(tmp_path):
 
 def test_a_tampered_vical_is_rejected_and_changes_nothing(tmp_path):
     provider = issuer_create(name="VICAL provider")
-    _run("add-pem", _pem(tmp_path, "keep.pem", issuer_create().root), "--source", "keep", "--doc-type",
-         MOBILE_DRIVING_LICENCE)
+    _run(
+        "add-pem",
+        _pem(tmp_path, "keep.pem", issuer_create().root),
+        "--source",
+        "keep",
+        "--doc-type",
+        MOBILE_DRIVING_LICENCE,
+    )
     signed = list(cbor2.loads(_vical(provider, [issuer_create()])).value)
     signed[2] = signed[2].replace(b"AAMVA test", b"AAMVA best")
     path = tmp_path / "vical.cbor"
@@ -113,19 +141,22 @@ def _etsi_list(operator, providers, *, next_update="2030-01-01T00:00:00Z", statu
 
     from checks.digital_id.trusted_list import TSL_GRANTED, TSL_NAMESPACE
 
-    tag = "{%s}" % TSL_NAMESPACE
+    tag = f"{{{TSL_NAMESPACE}}}"
     root = etree.Element(tag + "TrustServiceStatusList", nsmap={None: TSL_NAMESPACE}, Id="tsl")
     scheme = etree.SubElement(root, tag + "SchemeInformation")
     etree.SubElement(etree.SubElement(scheme, tag + "SchemeOperatorName"), tag + "Name").text = "EU AV scheme"
     etree.SubElement(etree.SubElement(scheme, tag + "NextUpdate"), tag + "dateTime").text = next_update
-    services = etree.SubElement(etree.SubElement(etree.SubElement(
-        root, tag + "TrustServiceProviderList"), tag + "TrustServiceProvider"), tag + "TSPServices")
+    services = etree.SubElement(
+        etree.SubElement(etree.SubElement(root, tag + "TrustServiceProviderList"), tag + "TrustServiceProvider"),
+        tag + "TSPServices",
+    )
     for provider in providers:
         information = etree.SubElement(etree.SubElement(services, tag + "TSPService"), tag + "ServiceInformation")
         etree.SubElement(information, tag + "ServiceStatus").text = status or TSL_GRANTED
         identity = etree.SubElement(etree.SubElement(information, tag + "ServiceDigitalIdentity"), tag + "DigitalId")
         etree.SubElement(identity, tag + "X509Certificate").text = base64.b64encode(
-            provider.root.public_bytes(serialization.Encoding.DER)).decode()
+            provider.root.public_bytes(serialization.Encoding.DER)
+        ).decode()
     signed = XMLSigner(signature_algorithm="ecdsa-sha256").sign(root, key=operator.root_key, cert=[operator.root])
     return etree.tostring(signed)
 
@@ -138,7 +169,9 @@ def test_a_signed_etsi_list_loads_its_granted_providers_for_the_eu_age_attestati
     assert "etsi:eu-av: signature verified (EU AV scheme); 2 anchor(s) loaded for eu.europa.ec.av.1" in out
     assert trusted_doc_types(live=True) == (EU_AGE_ATTESTATION,)
 
-    path.write_bytes(_etsi_list(operator, providers, status="http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn"))
+    path.write_bytes(
+        _etsi_list(operator, providers, status="http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn")
+    )
     _run("load-etsi-list", str(path), "--operator-cert", _pem(tmp_path, "op.pem", operator.root))
     assert trusted_doc_types(live=True) == ()  # withdrawn services vouch for nothing
 

@@ -4,6 +4,7 @@ axe-core is installed by scripts/test (scripts/install_axe_core.py: pinned, inte
 are checked in a context made with `bypass_csp=True`, since the flow's CSP rightly refuses the
 injected script.
 """
+
 from pathlib import Path
 
 from playwright.sync_api import Page

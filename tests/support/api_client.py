@@ -1,4 +1,5 @@
 """The partner API as a partner backend calls it: JSON bodies and an X-API-Key header."""
+
 import json
 
 from django.test import Client

@@ -1,4 +1,5 @@
 """Assertions on the API's error format (CONTRACT 2): RFC 9457 problem details, shared by the API tests."""
+
 import json
 
 PROBLEM_TYPE_BASE = "https://docs.ageverify.dev/errors/"

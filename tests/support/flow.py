@@ -1,4 +1,5 @@
 """The hosted flow as an end user's browser goes through it: the session's link opened, its cookie kept."""
+
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -64,10 +65,11 @@ def _head_turns(visitor, page: str, frames_for, frames_per_step: int) -> tuple[d
     frames = frames_for(challenge)
     form = {"challenge": ",".join(challenge)}
     for index, step in enumerate(challenge):
-        step_frames = frames[index * frames_per_step:(index + 1) * frames_per_step]
+        step_frames = frames[index * frames_per_step : (index + 1) * frames_per_step]
         assert {label for label, _ in step_frames} == {step}
         form[f"frame_{index}_{step}"] = [
-            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg") for n, (_, data) in enumerate(step_frames)
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg")
+            for n, (_, data) in enumerate(step_frames)
         ]
     return form, frames
 

@@ -1,4 +1,5 @@
 """Simulated outages for fault tests: this process is pointed at a closed port; the machine's services stay up."""
+
 import contextlib
 
 from django.db import connection

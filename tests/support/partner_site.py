@@ -4,6 +4,7 @@ The page has a strict CSP: scripts from itself and the service, frames from the 
 CSP violation is recorded in `window.partnerLog.violations`. Its own script `partner.js` calls the SDK
 and records what the SDK reports, as a partner's page would.
 """
+
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +21,8 @@ window.partnerStart = function (key, options, mountSelector) {
   options.onCancel = function (outcome) { log.cancelled = outcome; };
   options.onError = function (error) { log.errors.push(error.code); };
   var sdk = AgeVerify(key);
-  window.partnerHandle = mountSelector ? sdk.mount(document.querySelector(mountSelector), options) : sdk.verify(options);
+  window.partnerHandle = mountSelector
+    ? sdk.mount(document.querySelector(mountSelector), options) : sdk.verify(options);
 };
 """
 
@@ -60,8 +62,10 @@ class PartnerSite:
         self.server = server
         self.service_origin = service_origin
         self.origin = f"http://127.0.0.1:{server.server_address[1]}"
-        self.csp = (f"default-src 'self'; script-src 'self' {service_origin}; frame-src {service_origin}; "
-                    "object-src 'none'; base-uri 'none'")
+        self.csp = (
+            f"default-src 'self'; script-src 'self' {service_origin}; frame-src {service_origin}; "
+            "object-src 'none'; base-uri 'none'"
+        )
         self.pages = {"/": PAGE.format(service=service_origin, extra="")}
         self.requests: list[str] = []
 

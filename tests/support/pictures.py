@@ -1,4 +1,5 @@
 """Encoding pictures for the checks' tests: pixels or a Pillow image to JPEG bytes, in memory."""
+
 from __future__ import annotations
 
 import io

@@ -6,6 +6,7 @@ start with `# {` (continued by lines starting with `#  `), `# verified` or `# Re
 a real answer to that printed one: every key shown exists, and the values that do not vary between
 runs (status, reason, code, ...) are equal.
 """
+
 import json
 import re
 import shlex
@@ -18,8 +19,25 @@ REPO = README.parent
 
 # Values that stay the same from one run to the next; every other printed value (and any with "...")
 # only shows the key.
-STABLE_KEYS = {"status", "reason", "mode", "subject", "ageLimit", "code", "title", "detail", "field", "type",
-               "trueAge", "isLive", "event", "callbackUrl", "cancelUrl", "notificationUrl", "nextCursor"}
+STABLE_KEYS = {
+    "status",
+    "reason",
+    "mode",
+    "subject",
+    "ageLimit",
+    "code",
+    "title",
+    "detail",
+    "field",
+    "type",
+    "trueAge",
+    "isLive",
+    "event",
+    "callbackUrl",
+    "cancelUrl",
+    "notificationUrl",
+    "nextCursor",
+}
 _PAIR = re.compile(r'"(\w+)":\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|null|true|false)')
 
 
@@ -90,7 +108,7 @@ def readme_blocks() -> list[Block]:
             heading = line.lstrip("#").strip()
         if line.strip() == "```sh":
             end = lines.index("```", index + 1)
-            text = "\n".join(lines[index + 1:end])
+            text = "\n".join(lines[index + 1 : end])
             blocks.append(Block(heading, text, _steps(text)))
             index = end
         index += 1

@@ -4,6 +4,7 @@ It speaks HTTP/1.1 keep-alive like a production server: many requests per connec
 reuses them), unless a reply says `close`; `idle_timeout` makes it close connections left idle that
 long, as servers do.
 """
+
 import socket
 import ssl
 import threading
@@ -14,7 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from webhooks.local_tls import TlsFiles, tls_files_make
-
 
 # A receiver name outside ASCII (`bücher.example`) and the A-label its certificate and DNS use.
 IDN_HOST = "b\u00fccher.example"

@@ -4,6 +4,7 @@ Each request takes the next scripted answer: a status with headers and a JSON bo
 connection is dropped with a TCP reset after the request was read) or `TRUNCATED` (a 200 whose body
 stops half-way). It records every request.
 """
+
 import json
 import socket
 import struct

@@ -1,4 +1,5 @@
-"""Pictures as the flow's upload pages receive them: small JPEGs, a decompression bomb, the selfie and document forms."""
+"""Pictures as the flow's upload pages receive them: small JPEGs, a decompression bomb, selfie and document forms."""
+
 import functools
 import io
 import struct
@@ -23,6 +24,7 @@ def jpeg(width=64, height=64, *, noise=False) -> bytes:
 @functools.cache
 def png_bomb(width=6_000, height=5_000) -> bytes:
     """A valid greyscale PNG of zeros: about 30 KB on the wire, 30 megapixels once decoded."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -43,14 +45,17 @@ def post_document(visitor, data: bytes, name="passport.jpg", *, head_turns: bool
     return visitor.client.post("/flow/document", {**form, "document": upload(name, data)})
 
 
-def head_turns_form(visitor, frames_per_step=3, *, page: str = "/flow/selfie",
-                    data_for=lambda index, step: jpeg()) -> dict:
+def head_turns_form(
+    visitor, frames_per_step=3, *, page: str = "/flow/selfie", data_for=lambda index, step: jpeg()
+) -> dict:
     """The head-turn fields of the page's form, for the challenge that showing the page issued."""
     visitor.client.get(page)
     challenge = visitor.session.liveness_challenge
     form = {"challenge": ",".join(challenge)}
     for index, step in enumerate(challenge):
-        form[f"frame_{index}_{step}"] = [upload(f"{step}-{n}.jpg", data_for(index, step)) for n in range(frames_per_step)]
+        form[f"frame_{index}_{step}"] = [
+            upload(f"{step}-{n}.jpg", data_for(index, step)) for n in range(frames_per_step)
+        ]
     return form
 
 

@@ -1,4 +1,5 @@
 """Waiting for what another thread (a Celery worker, the webhook receiver) does, with a deadline."""
+
 import time
 
 

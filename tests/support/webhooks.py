@@ -1,4 +1,5 @@
 """Webhook test helpers: a session finalized with a notification URL, and its delivery as the worker records it."""
+
 from sessions_api.state_machine import session_cancel
 from tests.support.waiting import wait_until
 from webhooks.models import WebhookDelivery

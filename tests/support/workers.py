@@ -1,4 +1,5 @@
 """A real Celery worker in a thread of the test process, consuming from the real Redis broker."""
+
 import gc
 from contextlib import contextmanager
 
@@ -13,8 +14,9 @@ def in_process_worker(*, pool: str = "solo", concurrency: int = 1):
 
     from ageverify.celery import app
 
-    with start_worker(app, pool=pool, concurrency=concurrency, perform_ping_check=False, shutdown_timeout=10,
-                      loglevel="WARNING") as worker:
+    with start_worker(
+        app, pool=pool, concurrency=concurrency, perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING"
+    ) as worker:
         yield worker
     # Workers reuse their database connection (CELERY_DB_REUSE_MAX); a stopped thread's one closes only
     # when collected, and an open one would block dropping the test database at the end.

@@ -1,4 +1,5 @@
 """Fixtures of the tenants tests: a signed-in operator of the /admin/ site."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client

@@ -1,4 +1,5 @@
 """Operators' admin (CONTRACT 6): tenants, keys, memberships, sessions render; key hashes never show; revoke works."""
+
 from datetime import date
 
 import pytest
@@ -20,14 +21,24 @@ def staffed(onboarded):
 @pytest.fixture
 def finished_session(api):
     session_id = api.create_session()["sessionId"]
-    session_transition(session_id=session_id, to="processing", cause="selfie",
-                       results=Results(liveness={"is_live": True, "liveness_score": 0.91},
-                                       age_estimation={"estimated_age": 24.5, "age_confidence": 0.77}))
+    session_transition(
+        session_id=session_id,
+        to="processing",
+        cause="selfie",
+        results=Results(
+            liveness={"is_live": True, "liveness_score": 0.91},
+            age_estimation={"estimated_age": 24.5, "age_confidence": 0.77},
+        ),
+    )
     session_transition(session_id=session_id, to="requires_doc", cause="unsure")
     session_transition(session_id=session_id, to="processing", cause="document")
-    session_transition(session_id=session_id, to="approved", reason="document", cause="document valid",
-                       results=Results(document={"document_kind": "passport", "birthdate": date(2001, 2, 3),
-                                                 "true_age": 25}))
+    session_transition(
+        session_id=session_id,
+        to="approved",
+        reason="document",
+        cause="document valid",
+        results=Results(document={"document_kind": "passport", "birthdate": date(2001, 2, 3), "true_age": 25}),
+    )
     return session_id
 
 
@@ -36,12 +47,18 @@ def _pages(staffed, session_id):
     key = ApiKey.objects.filter(tenant=tenant).first()
     membership = Membership.objects.get(tenant=tenant)
     return [
-        "/admin/tenants/tenant/", f"/admin/tenants/tenant/{tenant.pk}/change/",
+        "/admin/tenants/tenant/",
+        f"/admin/tenants/tenant/{tenant.pk}/change/",
         f"/admin/tenants/tenant/{tenant.pk}/delete/",
-        "/admin/tenants/apikey/", f"/admin/tenants/apikey/{key.pk}/change/", f"/admin/tenants/apikey/{key.pk}/history/",
-        "/admin/tenants/apikey/?revoked_at__isempty=1", f"/admin/tenants/apikey/?q={key.prefix}",
-        "/admin/tenants/membership/", f"/admin/tenants/membership/{membership.pk}/change/",
-        "/admin/sessions_api/verificationsession/", f"/admin/sessions_api/verificationsession/{session_id}/change/",
+        "/admin/tenants/apikey/",
+        f"/admin/tenants/apikey/{key.pk}/change/",
+        f"/admin/tenants/apikey/{key.pk}/history/",
+        "/admin/tenants/apikey/?revoked_at__isempty=1",
+        f"/admin/tenants/apikey/?q={key.prefix}",
+        "/admin/tenants/membership/",
+        f"/admin/tenants/membership/{membership.pk}/change/",
+        "/admin/sessions_api/verificationsession/",
+        f"/admin/sessions_api/verificationsession/{session_id}/change/",
         f"/admin/sessions_api/verificationsession/?q={session_id}",
     ]
 
@@ -112,8 +129,9 @@ def test_the_disable_tenants_action_locks_their_keys_out(operator, api, onboarde
 
 def test_sessions_cannot_be_added_or_edited_in_the_admin(operator, finished_session):
     assert operator.get("/admin/sessions_api/verificationsession/add/").status_code == 403
-    response = operator.post(f"/admin/sessions_api/verificationsession/{finished_session}/change/",
-                             {"status": "denied"})
+    response = operator.post(
+        f"/admin/sessions_api/verificationsession/{finished_session}/change/", {"status": "denied"}
+    )
     assert response.status_code == 403
 
 

@@ -1,4 +1,5 @@
 """Tenants' age settings in the operators' admin: stricter than the calibrated policy is kept, looser is refused."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -27,10 +28,13 @@ def test_a_stricter_setting_is_saved(operator):
     assert (tenant.age_extra_years, tenant.min_age_confidence) == (3, 0.9)
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("age_extra_years", "-2", "stricter, never looser: extra years cannot be negative"),
-    ("min_age_confidence", "0.3", "stricter, never looser: the minimum age confidence must be at least 0.5"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("age_extra_years", "-2", "stricter, never looser: extra years cannot be negative"),
+        ("min_age_confidence", "0.3", "stricter, never looser: the minimum age confidence must be at least 0.5"),
+    ],
+)
 def test_a_looser_setting_is_refused_with_a_clear_error(operator, field, value, message):
     response = add_tenant(operator, **{field: value})
 

@@ -1,4 +1,5 @@
 """The API key cache of each worker never outlives a revocation or a disabled tenant, in any process."""
+
 import contextlib
 import os
 import subprocess
@@ -47,11 +48,15 @@ def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transac
     session_id = _warm(api)
     key_id = ApiKey.objects.get(tenant=onboarded.tenant, mode="live").pk
     database = connection.settings_dict
-    env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
-                                         f"{database['NAME']}"}
-    script = ("import django; django.setup(); from tenants.models import ApiKey; "
-              "from tenants.services import api_key_revoke; "
-              f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}))")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+    }
+    script = (
+        "import django; django.setup(); from tenants.models import ApiKey; "
+        "from tenants.services import api_key_revoke; "
+        f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}))"
+    )
     subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, check=True, timeout=120)
 
     assert api.get(f"/v1/sessions/{session_id}").status_code == 401  # a read, whose rate-limit answer comes last

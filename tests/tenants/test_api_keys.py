@@ -1,4 +1,5 @@
 """API keys (spec 5, CONTRACT 1-2): the X-API-Key header, 401/403 problems, hashed storage, rotation, last use."""
+
 import hashlib
 import re
 from datetime import timedelta
@@ -33,8 +34,15 @@ def test_an_empty_key_is_401_missing_api_key(db):
 
 @pytest.mark.parametrize(
     "key",
-    ["av_live_" + "A" * 40, "av_test_" + "A" * 40, "sk_live_whatever", "av_live_", "av_live_short", "ü" * 50,
-     "Bearer av_live_" + "A" * 40],
+    [
+        "av_live_" + "A" * 40,
+        "av_test_" + "A" * 40,
+        "sk_live_whatever",
+        "av_live_",
+        "av_live_short",
+        "ü" * 50,
+        "Bearer av_live_" + "A" * 40,
+    ],
 )
 def test_an_unknown_key_is_401_invalid_api_key(db, key):
     for response in _both_endpoints(ApiClient(key)):
@@ -56,8 +64,9 @@ def test_an_unknown_prefix_does_the_same_hashing_and_comparing_as_a_wrong_secret
     work = []
     real_hash, real_compare = selectors.api_key_hash, selectors.hmac.compare_digest
     monkeypatch.setattr(selectors, "api_key_hash", lambda raw: work.append("hash") or real_hash(raw))
-    monkeypatch.setattr(selectors.hmac, "compare_digest", lambda a, b: work.append(("compare", len(a), len(b)))
-                        or real_compare(a, b))
+    monkeypatch.setattr(
+        selectors.hmac, "compare_digest", lambda a, b: work.append(("compare", len(a), len(b))) or real_compare(a, b)
+    )
     forged_secret = onboarded.live_key[:-1] + ("A" if onboarded.live_key[-1] != "A" else "B")
     unknown_prefix = "av_live_" + "Z" * 40
 

@@ -1,4 +1,5 @@
 """`manage.py create_tenant NAME [--email EMAIL] [--enable-webhooks]` (CONTRACT 6): one JSON object of secrets."""
+
 import base64
 import io
 import json

@@ -1,4 +1,5 @@
 """`manage.py demo_seed` (run by scripts/demo): the demo's keys stay the same from one run to the next."""
+
 import io
 import json
 import stat

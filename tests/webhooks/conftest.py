@@ -1,4 +1,5 @@
 """Fixtures for webhook tests: the shared HTTPS receiver, with retries that come quickly."""
+
 import pytest
 
 # Short retry waits keep the tests fast; the shape (8 attempts, the first immediate) is the real one.

@@ -1,11 +1,11 @@
 """An attempt's database work on PostgreSQL: two statements, its claim and its record."""
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.support.webhooks import delivery_of, finalize_with_webhook
 from webhooks.delivery import webhook_delivery_attempt_in_share
 from webhooks.models import WebhookDelivery
-
-from tests.support.webhooks import delivery_of, finalize_with_webhook
 
 
 def test_an_attempt_queued_with_its_tenant_makes_two_queries(api, receiver):
@@ -50,9 +50,17 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
 
     def deliveries(prefix: str, count: int, **fields):
         WebhookDelivery.objects.bulk_create(
-            WebhookDelivery(id=f"msg_{prefix}{n:05d}", tenant_id=first.tenant_id, url=first.url,
-                            event_type=first.event_type, payload=first.payload, mode=first.mode, **fields)
-            for n in range(count))
+            WebhookDelivery(
+                id=f"msg_{prefix}{n:05d}",
+                tenant_id=first.tenant_id,
+                url=first.url,
+                event_type=first.event_type,
+                payload=first.payload,
+                mode=first.mode,
+                **fields,
+            )
+            for n in range(count)
+        )
 
     deliveries("past", 20000, status="delivered", delivered_at=now, next_attempt_at=None)
     WebhookDelivery.objects.filter(pk=first.pk).update(status="delivered")
@@ -62,8 +70,10 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
 
     statements = {
         "claim": (attempt_sql._CLAIM, ["msg_burst00077", now, "lost", now, now, True]),
-        "record": (attempt_sql._RECORD, [200, 5, "", "ok", "msg_burst00077", 1, True, "msg_burst00077",
-                                         "delivered", now, None, True, 1, 1]),
+        "record": (
+            attempt_sql._RECORD,
+            [200, 5, "", "ok", "msg_burst00077", 1, True, "msg_burst00077", "delivered", now, None, True, 1, 1],
+        ),
     }
     for name, (sql, params) in statements.items():
         with connection.cursor() as cursor:
@@ -73,8 +83,9 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
 
     # A drain's claim of its tenant's next delivery reads the pending deliveries' own index.
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + attempt_sql._CLAIM_NEXT_OF_TENANT,
-                       [first.tenant_id, now, now, "lost", now, now, True])
+        cursor.execute(
+            "EXPLAIN " + attempt_sql._CLAIM_NEXT_OF_TENANT, [first.tenant_id, now, now, "lost", now, now, True]
+        )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "delivery_tenant_due_idx" in plan, plan
 
@@ -82,8 +93,10 @@ def test_claim_and_record_find_the_delivery_by_its_id_after_a_quiet_spell(api, r
 def test_an_attempts_writes_pay_for_no_index_that_duplicates_another(db):
     # Every attempt updates its delivery twice and inserts an attempt: each index is written each time.
     with connection.cursor() as cursor:
-        cursor.execute("SELECT tablename, indexname FROM pg_indexes WHERE tablename IN "
-                       "('webhooks_webhookdelivery', 'webhooks_webhookattempt') ORDER BY 1, 2")
+        cursor.execute(
+            "SELECT tablename, indexname FROM pg_indexes WHERE tablename IN "
+            "('webhooks_webhookdelivery', 'webhooks_webhookattempt') ORDER BY 1, 2"
+        )
         indexes = cursor.fetchall()
     names = [name for _, name in indexes]
     assert not [name for name in names if name.endswith("_like")], names

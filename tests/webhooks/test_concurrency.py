@@ -1,4 +1,5 @@
 """A delivery worker with a thread pool: one tenant's hanging receiver holds only its share of the threads."""
+
 import json
 import threading
 
@@ -43,8 +44,9 @@ def test_a_hanging_receiver_holds_only_its_tenants_share_of_a_worker(
         finalize_with_webhook(slow, hanging_receiver.url())
     hanging_receiver.wait_for(2, timeout=20)
 
-    healthy = finalize_with_webhook(ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key),
-                                    receiver.url())
+    healthy = finalize_with_webhook(
+        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key), receiver.url()
+    )
 
     arrived = receiver.wait_for(1, timeout=20)  # while the other tenant's receiver still hangs
     assert json.loads(arrived[0].body)["data"]["sessionId"] == healthy["sessionId"]
@@ -64,8 +66,9 @@ def test_a_tenant_alone_borrows_idle_threads_but_leaves_one_share_free_for_the_o
         finalize_with_webhook(busy, hanging_receiver.url())
     hanging_receiver.wait_for(3, timeout=20)  # its share of 1, and 2 idle threads borrowed
 
-    healthy = finalize_with_webhook(ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key),
-                                    receiver.url())
+    healthy = finalize_with_webhook(
+        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key), receiver.url()
+    )
 
     arrived = receiver.wait_for(1, timeout=20)  # the last free thread was left for another tenant
     assert json.loads(arrived[0].body)["data"]["sessionId"] == healthy["sessionId"]

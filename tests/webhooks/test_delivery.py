@@ -1,14 +1,14 @@
 """verification.completed reaches a real HTTPS receiver: signed, retried, timed out, never redirected."""
+
 import json
 
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from tests.support.waiting import wait_until
-from webhooks.models import WebhookDelivery
-
 from tests.support.receiver import Reply
+from tests.support.waiting import wait_until
 from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
+from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
 
@@ -20,7 +20,11 @@ def test_final_transition_delivers_a_body_and_headers_that_standardwebhooks_veri
     payload = Webhook(onboarded.tenant.webhook_secret).verify(request.body, request.headers)
     assert payload["event"] == "verification.completed"
     assert payload["data"] == {
-        "sessionId": session["sessionId"], "subject": "player-7", "status": "denied", "ageLimit": 16, "mode": "live",
+        "sessionId": session["sessionId"],
+        "subject": "player-7",
+        "status": "denied",
+        "ageLimit": 16,
+        "mode": "live",
     }
     assert payload["timestamp"].endswith("Z") and len(payload["timestamp"]) == len("2026-11-22T10:15:30.123Z")
     assert set(json.loads(request.body)) == {"event", "timestamp", "data"}

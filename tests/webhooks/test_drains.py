@@ -1,4 +1,5 @@
 """A tenant's new deliveries are sent by a few drains, not one queued task each (webhooks.drains)."""
+
 import json
 import time
 
@@ -47,21 +48,27 @@ def test_a_drain_goes_back_to_the_end_of_the_queue_after_its_slice(broker, api, 
     settings.WEBHOOK_TENANT_DRAINS = 1
     settings.WEBHOOK_DRAIN_SLICE_SECONDS = 0  # one delivery per turn
     busy = [finalize_with_webhook(api, receiver.url()) for _ in range(3)]
-    other = finalize_with_webhook(ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key),
-                                  receiver.url())
+    other = finalize_with_webhook(
+        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key), receiver.url()
+    )
 
     with in_process_worker():  # solo, one task at a time: the order of arrival is the order of turns
         received = receiver.wait_for(4, timeout=20)
-    assert arrival_order(received) == [busy[0]["sessionId"], other["sessionId"], busy[1]["sessionId"],
-                                       busy[2]["sessionId"]]
+    assert arrival_order(received) == [
+        busy[0]["sessionId"],
+        other["sessionId"],
+        busy[1]["sessionId"],
+        busy[2]["sessionId"],
+    ]
 
 
 def test_with_a_whole_slice_a_drain_sends_its_tenants_backlog_before_the_next_task(broker, api, receiver, settings):
     settings.WEBHOOK_TENANT_DRAINS = 1
     settings.WEBHOOK_DRAIN_SLICE_SECONDS = 30  # longer than three sends on the slowest machine
     busy = [finalize_with_webhook(api, receiver.url()) for _ in range(3)]
-    other = finalize_with_webhook(ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key),
-                                  receiver.url())
+    other = finalize_with_webhook(
+        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key), receiver.url()
+    )
 
     with in_process_worker():
         received = receiver.wait_for(4, timeout=20)

@@ -1,12 +1,12 @@
 """Egress safety: only public addresses, resolved once, HTTPS only, and a certificate the sender trusts."""
+
 import socket
 
 import pytest
 
+from tests.support.receiver import IDN_HOST, IDN_HOST_ASCII, Reply
 from webhooks.egress import ip_is_public
 from webhooks.transport import https_post
-
-from tests.support.receiver import IDN_HOST, IDN_HOST_ASCII, Reply
 
 
 def post(url, **overrides):
@@ -16,32 +16,60 @@ def post(url, **overrides):
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-     "224.0.0.1", "240.0.0.1", "255.255.255.255", "::1", "fe80::1", "fc00::1", "ff02::1", "::ffff:127.0.0.1",
-     "::ffff:10.0.0.1", "2001:db8::1", "fec0::1", "fec0:1:2:3::9"],
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.9",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "224.0.0.1",
+        "240.0.0.1",
+        "255.255.255.255",
+        "::1",
+        "fe80::1",
+        "fc00::1",
+        "ff02::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1",
+        "2001:db8::1",
+        "fec0::1",
+        "fec0:1:2:3::9",
+    ],
 )
 def test_private_loopback_link_local_reserved_and_multicast_addresses_are_not_public(address):
     assert not ip_is_public(address)
 
 
-@pytest.mark.parametrize("address", [
-    "2002:7f00:1::", "2002:a00:1::1", "2002:a9fe:a9fe::",  # 6to4 of 127.0.0.1, 10.0.0.1, 169.254.169.254
-    "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b::a9fe:a9fe",  # NAT64
-    "2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo: 127.0.0.1, 10.0.0.1
-    "::ffff:192.168.0.1",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "2002:7f00:1::",
+        "2002:a00:1::1",
+        "2002:a9fe:a9fe::",  # 6to4 of 127.0.0.1, 10.0.0.1, 169.254.169.254
+        "64:ff9b::7f00:1",
+        "64:ff9b::a00:1",
+        "64:ff9b::a9fe:a9fe",  # NAT64
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",
+        "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo: 127.0.0.1, 10.0.0.1
+        "::ffff:192.168.0.1",
+    ],
+)
 def test_ipv6_forms_that_embed_a_non_public_ipv4_are_not_public(address):
     assert not ip_is_public(address)
 
 
 def test_a_6to4_notification_url_embedding_loopback_is_refused_at_creation(api):
-    response = api.post("/v1/sessions", {"subject": "u", "age_limit": 18,
-                                         "notification_url": "https://[2002:7f00:1::1]/hook"})
+    response = api.post(
+        "/v1/sessions", {"subject": "u", "age_limit": 18, "notification_url": "https://[2002:7f00:1::1]/hook"}
+    )
     assert response.status_code == 400 and response.json()["errors"][0]["code"] == "forbidden_host"
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8",
-                                     "2002:808:808::1", "64:ff9b::808:808"])
+@pytest.mark.parametrize(
+    "address", ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1", "64:ff9b::808:808"]
+)
 def test_global_unicast_addresses_are_public(address):
     assert ip_is_public(address)
 

@@ -1,4 +1,5 @@
 """Keep-alive: deliveries to one receiver share a connection, and only a connection whose exchange ended cleanly."""
+
 import shutil
 import time
 
@@ -59,8 +60,11 @@ def test_a_connection_that_timed_out_is_never_used_again(receiver, ca_bundle):
     assert receiver.connections == 2
 
 
-@pytest.mark.parametrize("reply", [Reply(body=b"x" * 2000), Reply(close=True), Reply(status=500, body=b"x" * 1025)],
-                         ids=["body past the 1 KiB read", "Connection: close", "error with a long body"])
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(body=b"x" * 2000), Reply(close=True), Reply(status=500, body=b"x" * 1025)],
+    ids=["body past the 1 KiB read", "Connection: close", "error with a long body"],
+)
 def test_a_connection_whose_answer_was_not_read_to_its_end_or_that_closes_is_not_kept(receiver, ca_bundle, reply):
     receiver.script(reply)
     post(receiver.url(), ca_bundle=ca_bundle)

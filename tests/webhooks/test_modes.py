@@ -1,4 +1,5 @@
 """Webhooks per mode: a sandbox event is signed only with the test secret and says `data.mode`."""
+
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 

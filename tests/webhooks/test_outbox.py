@@ -1,4 +1,5 @@
 """The outbox never loses a webhook: broker outages, repeated or concurrent runs, and a killed worker."""
+
 import gc
 import os
 import subprocess
@@ -17,16 +18,14 @@ from standardwebhooks.webhooks import Webhook
 
 from ageverify.celery import app
 from sessions_api.state_machine import session_cancel
+from tests.support.outages import broker_unreachable
+from tests.support.receiver import Reply
 from tests.support.waiting import wait_until
+from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
 from webhooks.delivery import LOST_ATTEMPT_ERROR, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_deliveries_sweep
 from webhooks.tasks import webhook_deliveries_sweep as sweep_task
-
-from tests.support.outages import broker_unreachable
-
-from tests.support.receiver import Reply
-from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -132,9 +131,23 @@ def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_
         "WEBHOOK_SEND_LEASE_SECONDS": "2",
     }
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ageverify", "worker", "--pool=solo", "--without-heartbeat",
-         "--without-mingle", "--without-gossip", "--loglevel=ERROR"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "ageverify",
+            "worker",
+            "--pool=solo",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+            "--loglevel=ERROR",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         session = finalize_with_webhook(api, receiver.url())

@@ -1,17 +1,17 @@
 """Manual re-send (service and admin action), the deliveries admin, and the operator's webhooks switch."""
+
 import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from tenants.models import Tenant
-from webhooks.delivery import DISABLED_ERROR, webhook_delivery_attempt
-from webhooks.models import WebhookDelivery
-from webhooks.services import delivery_resend
-
 from tests.factories import delivery_due_now
 from tests.support.receiver import Reply
 from tests.support.webhooks import delivery_of, finalize_with_webhook
+from webhooks.delivery import DISABLED_ERROR, webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
+from webhooks.services import delivery_resend
 
 
 @pytest.fixture

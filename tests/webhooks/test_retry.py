@@ -1,15 +1,15 @@
 """The retry schedule of CONTRACT 5: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, +-20 % jitter."""
+
 import random
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from webhooks.delivery import next_retry_after, retry_delay, webhook_delivery_attempt
-from webhooks.models import WebhookDelivery
-
 from tests.support.receiver import Reply
 from tests.support.webhooks import delivery_of, finalize_with_webhook
+from webhooks.delivery import next_retry_after, retry_delay, webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
 
 CONTRACT_WAITS = [5, 300, 1800, 7200, 18000, 36000, 36000]
 
@@ -87,4 +87,9 @@ def test_both_ways_of_recording_an_attempt_retry_then_deliver_then_fail_alike(
     WebhookDelivery.objects.filter(pk=failed.pk).update(next_attempt_at=timezone.now())
     webhook_delivery_attempt(delivery_id=failed.id)
     failed.refresh_from_db()
-    assert (failed.status, failed.attempt_count, failed.next_attempt_at, failed.delivered_at) == ("failed", 2, None, None)
+    assert (failed.status, failed.attempt_count, failed.next_attempt_at, failed.delivered_at) == (
+        "failed",
+        2,
+        None,
+        None,
+    )

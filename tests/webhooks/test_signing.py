@@ -1,7 +1,8 @@
 """Standard Webhooks signatures, checked with the `standardwebhooks` package as partners will."""
+
 import base64
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -9,12 +10,11 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 import webhooks.delivery
 from tenants.services import tenant_webhook_secret_rotate, webhook_secret_new
-from webhooks.delivery import webhook_delivery_attempt
-from webhooks.signing import signature, signature_header
-
 from tests.factories import delivery_due_now
 from tests.support.receiver import Reply
 from tests.support.webhooks import delivery_of, finalize_with_webhook
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.signing import signature, signature_header
 
 
 def test_signature_matches_the_standard_webhooks_reference_implementation():
@@ -23,7 +23,7 @@ def test_signature_matches_the_standard_webhooks_reference_implementation():
 
     ours = signature(secret=secret, msg_id="msg_1", timestamp=1_700_000_000, body=body)
 
-    reference = Webhook(secret).sign("msg_1", datetime.fromtimestamp(1_700_000_000, tz=timezone.utc), body.decode())
+    reference = Webhook(secret).sign("msg_1", datetime.fromtimestamp(1_700_000_000, tz=UTC), body.decode())
     assert ours == reference
 
 

@@ -1,4 +1,5 @@
-"""Every way a session becomes final writes exactly one verification.completed outbox row, and only when sending is on."""
+"""Every way a session becomes final writes exactly one verification.completed outbox row, only when sending is on."""
+
 import json
 from datetime import timedelta
 
@@ -7,14 +8,12 @@ from django.test import Client
 from django.utils import timezone
 
 from sessions_api.analysis import document_analyse
-from tenants.models import Tenant
 from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
 from sessions_api.submission import document_path_choose
 from sessions_api.tasks import sessions_expire_due
 from tenants.models import Tenant
 from tests.factories import session_past_expiry
-from tests.support.api_client import ApiClient
 from tests.support.documents import aamva_payload, encode, pdf417_card
 from tests.support.flow import start_path
 from webhooks.models import WebhookDelivery
@@ -32,7 +31,9 @@ def _by_document_decision(api, sandbox_api, session_id, verification_url):
     # The document alone decides here (no head turns to send): the tenant's presence policy is off.
     Tenant.objects.filter(pk=session.tenant_id).update(document_presence_required=False)
     document_path_choose(session=session)
-    session_transition(session_id=session_id, to="processing", expected_from=("requires_doc",), cause="document submitted")
+    session_transition(
+        session_id=session_id, to="processing", expected_from=("requires_doc",), cause="document submitted"
+    )
     document_analyse(session_id=session_id, image=_underage_document())  # what the worker runs
 
 
@@ -90,5 +91,9 @@ def test_each_path_to_a_final_state_writes_one_delivery_only_when_sending_is_on(
     mode = "test" if sandbox else "live"
     assert delivery.url == HOOK and delivery.tenant_id == onboarded.tenant.pk and delivery.mode == mode
     assert json.loads(delivery.payload)["data"] == {
-        "sessionId": session_id, "subject": "player-1", "status": status, "ageLimit": 18, "mode": mode,
+        "sessionId": session_id,
+        "subject": "player-1",
+        "status": status,
+        "ageLimit": 18,
+        "mode": mode,
     }

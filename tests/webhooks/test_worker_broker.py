@@ -1,4 +1,5 @@
 """The delivery worker's broker options: no acknowledgement emulation where the outbox already covers a lost message."""
+
 from types import SimpleNamespace
 
 import pytest

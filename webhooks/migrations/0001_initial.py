@@ -2,61 +2,91 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import webhooks.models
 from django.db import migrations, models
+
+import webhooks.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tenants', '0001_initial'),
+        ("tenants", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.CharField(default=webhooks.models.new_message_id, editable=False, max_length=30, primary_key=True, serialize=False)),
-                ('event_type', models.CharField(max_length=100)),
-                ('url', models.URLField(max_length=2048)),
-                ('payload', models.TextField()),
-                ('subject_ref', models.CharField(blank=True, db_index=True, max_length=100)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('delivered', 'Delivered'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('attempt_count', models.PositiveSmallIntegerField(default=0)),
-                ('next_attempt_at', models.DateTimeField(blank=True, default=django.utils.timezone.now, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhook_deliveries', to='tenants.tenant')),
+                (
+                    "id",
+                    models.CharField(
+                        default=webhooks.models.new_message_id,
+                        editable=False,
+                        max_length=30,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("event_type", models.CharField(max_length=100)),
+                ("url", models.URLField(max_length=2048)),
+                ("payload", models.TextField()),
+                ("subject_ref", models.CharField(blank=True, db_index=True, max_length=100)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("delivered", "Delivered"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempt_count", models.PositiveSmallIntegerField(default=0)),
+                ("next_attempt_at", models.DateTimeField(blank=True, default=django.utils.timezone.now, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webhook_deliveries",
+                        to="tenants.tenant",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'webhook deliveries',
-                'ordering': ['-created_at'],
+                "verbose_name_plural": "webhook deliveries",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='WebhookAttempt',
+            name="WebhookAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('attempted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('error', models.CharField(blank=True, max_length=500)),
-                ('response_excerpt', models.TextField(blank=True, help_text='First 1 KiB of the response body.')),
-                ('delivery', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='webhooks.webhookdelivery')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField()),
+                ("attempted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("error", models.CharField(blank=True, max_length=500)),
+                ("response_excerpt", models.TextField(blank=True, help_text="First 1 KiB of the response body.")),
+                (
+                    "delivery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="webhooks.webhookdelivery",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['delivery', 'number'],
+                "ordering": ["delivery", "number"],
             },
         ),
         migrations.AddIndex(
-            model_name='webhookdelivery',
-            index=models.Index(fields=['status', 'next_attempt_at'], name='delivery_due_idx'),
+            model_name="webhookdelivery",
+            index=models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx"),
         ),
         migrations.AddConstraint(
-            model_name='webhookattempt',
-            constraint=models.UniqueConstraint(fields=('delivery', 'number'), name='attempt_unique_number'),
+            model_name="webhookattempt",
+            constraint=models.UniqueConstraint(fields=("delivery", "number"), name="attempt_unique_number"),
         ),
     ]

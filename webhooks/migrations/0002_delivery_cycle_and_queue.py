@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webhooks', '0001_initial'),
+        ("webhooks", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='cycle_first_attempt',
+            model_name="webhookdelivery",
+            name="cycle_first_attempt",
             field=models.PositiveSmallIntegerField(default=1),
         ),
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='queued_at',
+            model_name="webhookdelivery",
+            name="queued_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -12,17 +12,16 @@ def mark_sandbox_deliveries(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webhooks', '0002_delivery_cycle_and_queue'),
-        ('sessions_api', '0001_initial'),
+        ("webhooks", "0002_delivery_cycle_and_queue"),
+        ("sessions_api", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='mode',
-            field=models.CharField(default='live', max_length=4),
+            model_name="webhookdelivery",
+            name="mode",
+            field=models.CharField(default="live", max_length=4),
         ),
         migrations.RunPython(mark_sandbox_deliveries, migrations.RunPython.noop),
     ]

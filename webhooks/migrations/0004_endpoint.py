@@ -5,24 +5,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0005_tenant_branding'),
-        ('webhooks', '0003_delivery_mode'),
+        ("tenants", "0005_tenant_branding"),
+        ("webhooks", "0003_delivery_mode"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WebhookEndpoint',
+            name="WebhookEndpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(max_length=4)),
-                ('url', models.URLField(max_length=2048)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhook_endpoints', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("mode", models.CharField(max_length=4)),
+                ("url", models.URLField(max_length=2048)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webhook_endpoints",
+                        to="tenants.tenant",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('tenant', 'mode'), name='webhook_endpoint_unique_mode')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("tenant", "mode"), name="webhook_endpoint_unique_mode")
+                ],
             },
         ),
     ]

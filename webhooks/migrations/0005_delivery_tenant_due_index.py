@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0008_document_presence_required'),
-        ('webhooks', '0004_endpoint'),
+        ("tenants", "0008_document_presence_required"),
+        ("webhooks", "0004_endpoint"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='webhookdelivery',
-            index=models.Index(condition=models.Q(('status', 'pending')), fields=['tenant', 'next_attempt_at'], name='delivery_tenant_due_idx'),
+            model_name="webhookdelivery",
+            index=models.Index(
+                condition=models.Q(("status", "pending")),
+                fields=["tenant", "next_attempt_at"],
+                name="delivery_tenant_due_idx",
+            ),
         ),
     ]

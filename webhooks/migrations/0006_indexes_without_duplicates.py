@@ -6,6 +6,7 @@ on each of those writes, and no query uses it.
 - A delivery's id, tenant_id and subject_ref each had a `varchar_pattern_ops` copy (PostgreSQL only),
   which serves LIKE 'prefix%' only: nothing runs one (the admin's search is a LIKE '%text%').
 """
+
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -26,11 +27,11 @@ def _create_like_indexes(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         for name, column in LIKE_INDEXES.items():
             schema_editor.execute(
-                f"CREATE INDEX IF NOT EXISTS {name} ON webhooks_webhookdelivery ({column} varchar_pattern_ops)")
+                f"CREATE INDEX IF NOT EXISTS {name} ON webhooks_webhookdelivery ({column} varchar_pattern_ops)"
+            )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("webhooks", "0005_delivery_tenant_due_index"),
     ]
@@ -39,8 +40,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="webhookattempt",
             name="delivery",
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                    related_name="attempts", to="webhooks.webhookdelivery"),
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="attempts",
+                to="webhooks.webhookdelivery",
+            ),
         ),
         migrations.RunPython(_drop_like_indexes, _create_like_indexes),
     ]

@@ -10,6 +10,7 @@ Django's makemessages does the extraction (GNU gettext: xgettext, msgmerge); aft
 translate the new entries in every .po and remove their "fuzzy" flags. The .mo files are compiled
 by scripts/compile_translations.py (run by scripts/test and scripts/demo).
 """
+
 import contextlib
 import os
 import re
@@ -42,8 +43,11 @@ def catalog_problems(catalogs: Path, languages: list[str]) -> list[str]:
             continue
         catalog = polib.pofile(str(path))
         problems += [f"{language}: fuzzy: {entry.msgid!r}" for entry in catalog.fuzzy_entries()]
-        problems += [f"{language}: untranslated: {entry.msgid!r}" for entry in catalog.untranslated_entries()
-                     if "fuzzy" not in entry.flags]
+        problems += [
+            f"{language}: untranslated: {entry.msgid!r}"
+            for entry in catalog.untranslated_entries()
+            if "fuzzy" not in entry.flags
+        ]
         checked = subprocess.run(["msgfmt", "--check", "-o", os.devnull, str(path)], capture_output=True, text=True)
         if checked.returncode:
             problems.append(f"{language}: msgfmt --check refuses the catalog:\n{checked.stderr.strip()}")
@@ -55,15 +59,26 @@ class Command(makemessages.Command):
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--check", action="store_true",
-                            help="Change nothing; fail if any flow string is untranslated or fuzzy in a language.")
+        parser.add_argument(
+            "--check",
+            action="store_true",
+            help="Change nothing; fail if any flow string is untranslated or fuzzy in a language.",
+        )
         parser.add_argument("--catalogs", default=str(CATALOGS), help="The locale directory (default: flow/locale).")
 
     def handle(self, *args, **options):
         languages = shipped_languages()
         catalogs = Path(options["catalogs"]).resolve()
-        options.update(locale=languages, exclude=[], all=False, domain="django", no_obsolete=True,
-                       add_location="file", keep_pot=False, extensions=None)
+        options.update(
+            locale=languages,
+            exclude=[],
+            all=False,
+            domain="django",
+            no_obsolete=True,
+            add_location="file",
+            keep_pot=False,
+            extensions=None,
+        )
         with contextlib.chdir(settings.BASE_DIR):  # SOURCES are relative to the project
             if not options["check"]:
                 self.catalogs = catalogs

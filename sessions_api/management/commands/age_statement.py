@@ -1,4 +1,5 @@
-"""`manage.py age_statement DIR [--output docs/age-assurance.md]`: write the published statement from measured numbers."""
+"""`manage.py age_statement DIR [--output docs/age-assurance.md]`: the published statement from measured numbers."""
+
 import datetime
 import io
 import sys
@@ -20,16 +21,23 @@ DEFAULT_OUTPUT = Path(settings.BASE_DIR) / "docs" / "age-assurance.md"
 
 
 class Command(BaseCommand):
-    help = ("Evaluate the face path on the held-out half of the calibration data under the policy in force, "
-            "and write docs/age-assurance.md from those numbers and the policy file's.")
+    help = (
+        "Evaluate the face path on the held-out half of the calibration data under the policy in force, "
+        "and write docs/age-assurance.md from those numbers and the policy file's."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("directory", help="the calibration data the policy was fitted on (its held-out half is used)")
+        parser.add_argument(
+            "directory", help="the calibration data the policy was fitted on (its held-out half is used)"
+        )
         parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
         parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
-        parser.add_argument("--face-pairs", dest="face_pairs",
-                            help="photos of people across years: adds the holder match's section, printed from "
-                                 "evaluate_face_match's output on them")
+        parser.add_argument(
+            "--face-pairs",
+            dest="face_pairs",
+            help="photos of people across years: adds the holder match's section, printed from "
+            "evaluate_face_match's output on them",
+        )
 
     def handle(self, *args, directory, output, limits, face_pairs=None, **options):
         from .evaluate_age import age_limits
@@ -51,9 +59,14 @@ class Command(BaseCommand):
         if face_pairs:
             face_match = _face_match_section(Path(face_pairs))
             command += f" --face-pairs {_shown_path(Path(face_pairs))}"
-        text = statement_markdown(policy=policy.document, network=age_network_card(), report=report,
-                                  command=command, generated=datetime.date.today().isoformat(),
-                                  face_match=face_match)
+        text = statement_markdown(
+            policy=policy.document,
+            network=age_network_card(),
+            report=report,
+            command=command,
+            generated=datetime.date.today().isoformat(),
+            face_match=face_match,
+        )
         output = Path(output)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
@@ -69,14 +82,17 @@ def _face_match_section(directory: Path) -> list[str]:
         call_command("evaluate_face_match", str(directory), stdout=out)
     except CommandError as error:
         raise CommandError(f"--face-pairs: {error}")
-    return face_match_section(card=model_card(), lines=out.getvalue().splitlines(),
-                              command=f"python manage.py evaluate_face_match {_shown_path(directory)}")
+    return face_match_section(
+        card=model_card(),
+        lines=out.getvalue().splitlines(),
+        command=f"python manage.py evaluate_face_match {_shown_path(directory)}",
+    )
 
 
 def _shown_path(directory: Path) -> str:
     """The data folder as a reader of the statement finds it: ../shared/data/... beside the clone."""
     parts = directory.resolve().parts
     for index in range(len(parts) - 1):
-        if parts[index:index + 2] == ("shared", "data"):
+        if parts[index : index + 2] == ("shared", "data"):
             return "../" + "/".join(parts[index:])
     return directory.as_posix()

@@ -1,6 +1,6 @@
-"""`manage.py calibrate_age_policy DIR [--output FILE]`: fit the face-age policy on labelled faces and write its file."""
+"""`manage.py calibrate_age_policy DIR [--output FILE]`: fit the face-age policy on labelled faces, write its file."""
+
 import json
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -15,13 +15,18 @@ from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE, policy_load
 class Command(BaseCommand):
     # Not the start-up checks: this command is what fixes a policy calibrated for another network.
     requires_system_checks = []
-    help = ("Estimate the age of every labelled face, fit the thresholds and the ageConfidence model on one half, "
-            "report them on the other half, and write the versioned policy file the service reads at start-up.")
+    help = (
+        "Estimate the age of every labelled face, fit the thresholds and the ageConfidence model on one half, "
+        "report them on the other half, and write the versioned policy file the service reads at start-up."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("directory", help="images named AGE_GENDER_RACE_*.jpg, or with a labels.csv beside them")
-        parser.add_argument("--output", default=str(DEFAULT_POLICY_FILE),
-                            help=f"where to write the policy (default: {DEFAULT_POLICY_FILE})")
+        parser.add_argument(
+            "--output",
+            default=str(DEFAULT_POLICY_FILE),
+            help=f"where to write the policy (default: {DEFAULT_POLICY_FILE})",
+        )
 
     def handle(self, *args, directory, output, **options):
         try:
@@ -31,8 +36,9 @@ class Command(BaseCommand):
         outcomes = evaluate(folder.faces, [])
         estimates = [Estimate(o.face, o.estimated_age) for o in outcomes]
         try:
-            document = policy_document(estimates, network=age_network(), source=Path(directory).resolve().name,
-                                       labels=folder.source)
+            document = policy_document(
+                estimates, network=age_network(), source=Path(directory).resolve().name, labels=folder.source
+            )
         except ValueError as error:
             raise CommandError(str(error))
         output = Path(output)
@@ -53,7 +59,8 @@ def policy_lines(document: dict, output: Path) -> list[str]:
         f"network: {document['network']['name']}",
         f"data: {data['source']} ({data['labels']}), {data['images']} images, {data['faces_found']} faces found; "
         f"split: {data['split']}",
-        "limit  threshold (off: model bound / counted shares would need)  calibration half: 5y-below approved | younger approved   "
+        "limit  threshold (off: model bound / counted shares would need)  "
+        "calibration half: 5y-below approved | younger approved   "
         "held-out half: 5y-below approved | younger approved | adults (limit+7) to document",
     ]
     for limit, entry in document["limits"].items():

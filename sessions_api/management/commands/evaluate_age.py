@@ -1,4 +1,5 @@
 """`manage.py evaluate_age DIR [--limits 13,16,18,21] [--csv FILE]`: the face path measured on labelled faces."""
+
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -19,8 +20,10 @@ def age_limits(text: str) -> list[int]:
 
 
 class Command(BaseCommand):
-    help = ("Run labelled face images through the production selfie path (minus liveness) with the policy in "
-            "force for default tenant settings; print accuracy by age band, approvals by limit and group, latency.")
+    help = (
+        "Run labelled face images through the production selfie path (minus liveness) with the policy in "
+        "force for default tenant settings; print accuracy by age band, approvals by limit and group, latency."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("directory", help="images named AGE_GENDER_RACE_*.jpg, or with a labels.csv beside them")

@@ -1,4 +1,5 @@
 """`manage.py evaluate_face_match DIR [--csv FILE]`: the holder match measured on every pair of photos in DIR."""
+
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -14,13 +15,17 @@ from sessions_api.age_assurance.labels import LabelsInvalid
 
 
 class Command(BaseCommand):
-    help = ("Run every pair of photos in DIR through the production face matcher (detection, 5-point alignment, "
-            "descriptor, the threshold in force); print false match and false non-match rates, overall and "
-            "within 10 years, a held-out check of the threshold, and the latency per comparison.")
+    help = (
+        "Run every pair of photos in DIR through the production face matcher (detection, 5-point alignment, "
+        "descriptor, the threshold in force); print false match and false non-match rates, overall and "
+        "within 10 years, a held-out check of the threshold, and the latency per comparison."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("directory", help="photos named SSSAyy*.jpg (person SSS at age yy), or with a labels.csv "
-                                              "(file,person,age) beside them")
+        parser.add_argument(
+            "directory",
+            help="photos named SSSAyy*.jpg (person SSS at age yy), or with a labels.csv (file,person,age) beside them",
+        )
         parser.add_argument("--csv", dest="csv_file", help="write one row per pair to this file")
 
     def handle(self, *args, directory, csv_file, **options):

@@ -1,4 +1,5 @@
 """`manage.py purge_sessions`: delete final sessions past their tenant's retention now (beat does it hourly)."""
+
 from django.core.management.base import BaseCommand
 
 from sessions_api.retention import final_sessions_purge

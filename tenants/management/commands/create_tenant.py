@@ -1,9 +1,10 @@
 """`manage.py create_tenant NAME [--email EMAIL] [--enable-webhooks]`: onboard a tenant, print its secrets as JSON."""
+
 import json
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
-from django.core.exceptions import ValidationError
 
 from tenants.services import tenant_create
 

@@ -4,6 +4,7 @@ The demo's keys are stable across runs: the full keys are kept in the demo's loc
 (`var/demo-keys.json`, readable by its owner only) and printed again on every run. New keys are
 made only when that state is gone or its keys no longer work (a new database, a revoked key).
 """
+
 import json
 import os
 
@@ -92,7 +93,11 @@ class Command(BaseCommand):
             "test_api_key": test_key,
             "webhook_secret": tenant.webhook_secret,
             "test_webhook_secret": tenant.test_webhook_secret,
-            "dashboard": {"url": f"{settings.PUBLIC_BASE_URL}/dashboard/", "username": "demo", "password": DEMO_PASSWORD},
+            "dashboard": {
+                "url": f"{settings.PUBLIC_BASE_URL}/dashboard/",
+                "username": "demo",
+                "password": DEMO_PASSWORD,
+            },
             "admin": {"url": f"{settings.PUBLIC_BASE_URL}/admin/", "username": "admin", "password": DEMO_PASSWORD},
         }
         if json:
@@ -117,7 +122,7 @@ class Command(BaseCommand):
                     "",
                     "  Try it:",
                     f"    curl -s -X POST {settings.PUBLIC_BASE_URL}/v1/sessions -H 'X-API-Key: {test_key}' \\",
-                    "         -H 'Content-Type: application/json' -d '{\"subject\": \"user-1\", \"age_limit\": 18}'",
+                    '         -H \'Content-Type: application/json\' -d \'{"subject": "user-1", "age_limit": 18}\'',
                     "",
                 ]
             )

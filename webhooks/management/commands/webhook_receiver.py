@@ -6,6 +6,7 @@ certificate authority through WEBHOOK_CA_BUNDLE), run this in a second terminal 
 receiver would (Standard Webhooks signature with the tenant's live or test secret, timestamp within
 5 minutes), printed, and answered 204; anything else is printed as refused and answered 401.
 """
+
 import json
 import ssl
 import time
@@ -40,10 +41,17 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8443)
         parser.add_argument("--bind", default="127.0.0.1", help="Address to listen on (default 127.0.0.1).")
         parser.add_argument("--tenant", help=f"Tenant ID whose secrets verify the events (default: {DEMO_TENANT!r}).")
-        parser.add_argument("--secret", action="append", default=[],
-                            help="Verify with this whsec_ secret instead of the tenant's (repeatable).")
-        parser.add_argument("--trust-bundle-only", action="store_true",
-                            help="Write the certificates and the sender's trust bundle, print its path and exit.")
+        parser.add_argument(
+            "--secret",
+            action="append",
+            default=[],
+            help="Verify with this whsec_ secret instead of the tenant's (repeatable).",
+        )
+        parser.add_argument(
+            "--trust-bundle-only",
+            action="store_true",
+            help="Write the certificates and the sender's trust bundle, print its path and exit.",
+        )
 
     def handle(self, *args, port, bind, tenant, secret, trust_bundle_only, **options):
         bundle = local_trust_bundle()
@@ -79,8 +87,11 @@ class Command(BaseCommand):
         tenant = (Tenant.objects.filter(pk=tenant_id) if tenant_id else Tenant.objects.filter(name=DEMO_TENANT)).first()
         if tenant is None:
             raise CommandError(f"No tenant {tenant_id or DEMO_TENANT!r}: pass --tenant ten_... or --secret whsec_...")
-        return {value: mode for mode in (ApiKey.Mode.LIVE, ApiKey.Mode.TEST)
-                for value in webhook_signing_secrets(tenant, mode)}
+        return {
+            value: mode
+            for mode in (ApiKey.Mode.LIVE, ApiKey.Mode.TEST)
+            for value in webhook_signing_secrets(tenant, mode)
+        }
 
     def _handler(self, secrets: dict[str, str]):
         command = self
@@ -93,8 +104,7 @@ class Command(BaseCommand):
                 body = self.rfile.read(length)
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 try:
-                    mode = secrets[signature_verify(secrets=list(secrets), headers=headers, body=body,
-                                                    now=time.time())]
+                    mode = secrets[signature_verify(secrets=list(secrets), headers=headers, body=body, now=time.time())]
                 except SignatureInvalid as refusal:
                     command._say(f"REFUSED {headers.get('webhook-id', '(no webhook-id)')}: {refusal}")
                     return self._answer(401)

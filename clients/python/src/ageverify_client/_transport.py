@@ -8,6 +8,7 @@ Retried, with exponential back-off and jitter, up to `max_retries` times:
   nature (cancel). Any other POST is retried only when the connection could not be opened at all
   (the request was never sent).
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -16,8 +17,9 @@ import logging
 import random
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import requests
 from urllib3.exceptions import NewConnectionError
@@ -38,7 +40,7 @@ class RetryPolicy:
     max_retry_wait: float = 60.0  # a server asking to wait longer than this gets an exception instead
 
     def backoff(self, retry_number: int) -> float:
-        ceiling = min(self.backoff_max, self.backoff_base * (2 ** retry_number))
+        ceiling = min(self.backoff_max, self.backoff_base * (2**retry_number))
         return random.uniform(ceiling / 2, ceiling)
 
 
@@ -49,13 +51,13 @@ class Answer:
     body: Any  # parsed JSON
 
 
-def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
+def _header(headers: Mapping[str, str], name: str) -> str | None:
     wanted = name.lower()
     value = next((v for k, v in headers.items() if k.lower() == wanted), None)
     return value.strip() if isinstance(value, str) else None
 
 
-def server_requested_wait(headers: Mapping[str, str]) -> Optional[float]:
+def server_requested_wait(headers: Mapping[str, str]) -> float | None:
     """Seconds the server asked us to wait: Retry-After (seconds or HTTP date), then the RateLimit headers."""
     retry_after = _header(headers, "Retry-After")
     if retry_after:
@@ -103,22 +105,39 @@ def _error_from(response: requests.Response) -> ApiError:
     cls = error_class_for(response.status_code)
     headers = dict(response.headers)
     if cls is RateLimitError:
-        return RateLimitError(problem, status=response.status_code, headers=headers,
-                              retry_after=server_requested_wait(response.headers))
+        return RateLimitError(
+            problem, status=response.status_code, headers=headers, retry_after=server_requested_wait(response.headers)
+        )
     return cls(problem, status=response.status_code, headers=headers)
 
 
 class Transport:
-    def __init__(self, *, api_key: str, base_url: str, timeout: float | tuple[float, float], policy: RetryPolicy,
-                 user_agent: str, http: Optional[requests.Session] = None):
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str,
+        timeout: float | tuple[float, float],
+        policy: RetryPolicy,
+        user_agent: str,
+        http: requests.Session | None = None,
+    ):
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.policy = policy
         self.http = http or requests.Session()
         self._headers = {"X-API-Key": api_key, "Accept": "application/json", "User-Agent": user_agent}
 
-    def request(self, method: str, path: str, *, body: Any = None, params: Optional[Mapping[str, str]] = None,
-                headers: Optional[Mapping[str, str]] = None, idempotent: bool = False) -> Answer:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        idempotent: bool = False,
+    ) -> Answer:
         """`idempotent`: repeating this request has the same effect as making it once (like a GET)."""
         headers = {**self._headers, **(headers or {})}
         safe = idempotent or method == "GET" or "Idempotency-Key" in headers
@@ -130,8 +149,9 @@ class Transport:
         retry = 0
         while True:
             try:
-                response = self.http.request(method, url, params=params, data=data, headers=headers,
-                                             timeout=self.timeout, allow_redirects=False)
+                response = self.http.request(
+                    method, url, params=params, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
+                )
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 if retry < self.policy.max_retries and (safe or _never_sent(error)):
                     pause = self.policy.backoff(retry)
@@ -154,7 +174,7 @@ class Transport:
             time.sleep(wait)
             retry += 1
 
-    def _retry_wait(self, error: ApiError, safe: bool, retry: int) -> Optional[float]:
+    def _retry_wait(self, error: ApiError, safe: bool, retry: int) -> float | None:
         """How long to wait before retrying this error answer, or None to raise it."""
         if retry >= self.policy.max_retries:
             return None

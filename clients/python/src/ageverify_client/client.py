@@ -1,10 +1,12 @@
 """The client: `AgeVerify(api_key, base_url=...)` with `.sessions`, `.sandbox` and `.webhooks`."""
+
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Mapping, Optional, Union
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -19,7 +21,7 @@ __all__ = ["AgeVerify", "Sandbox", "Sessions", "Webhooks"]
 __version__ = "0.1.0"
 
 
-def _mode_of_key(api_key: str) -> Optional[str]:
+def _mode_of_key(api_key: str) -> str | None:
     for prefix, mode in (("av_live_", "live"), ("av_test_", "test")):
         if api_key.startswith(prefix):
             return mode
@@ -38,16 +40,26 @@ class Sessions:
     def __init__(self, transport: Transport):
         self._transport = transport
 
-    def create(self, *, subject: str, age_limit: int, callback_url: Optional[str] = None,
-               cancel_url: Optional[str] = None, notification_url: Optional[str] = None,
-               idempotency_key: Optional[str] = None, extra_fields: Optional[Mapping[str, Any]] = None
-               ) -> CreatedSession:
+    def create(
+        self,
+        *,
+        subject: str,
+        age_limit: int,
+        callback_url: str | None = None,
+        cancel_url: str | None = None,
+        notification_url: str | None = None,
+        idempotency_key: str | None = None,
+        extra_fields: Mapping[str, Any] | None = None,
+    ) -> CreatedSession:
         """Create a session. An `Idempotency-Key` is sent (a new UUID unless you give one) and reused on
         every retry of this call, so a retried create never makes a second session. Pass your own key
         (an order or user id) to make a create you repeat yourself, later, idempotent as well."""
         body: dict[str, Any] = {"subject": subject, "age_limit": age_limit}
-        for name, value in (("callback_url", callback_url), ("cancel_url", cancel_url),
-                            ("notification_url", notification_url)):
+        for name, value in (
+            ("callback_url", callback_url),
+            ("cancel_url", cancel_url),
+            ("notification_url", notification_url),
+        ):
             if value is not None:
                 body[name] = value
         body.update(extra_fields or {})
@@ -58,9 +70,16 @@ class Sessions:
             session["clientSecret"] = answer.body["clientSecret"]
         return CreatedSession.from_json(session)
 
-    def list(self, *, status: Union[str, Iterable[str], None] = None, subject: Optional[str] = None,
-             created_from: Union[datetime, str, None] = None, created_before: Union[datetime, str, None] = None,
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> SessionPage:
+    def list(
+        self,
+        *,
+        status: str | Iterable[str] | None = None,
+        subject: str | None = None,
+        created_from: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> SessionPage:
         """One page of `GET /v1/sessions` (the key's mode only), newest first; the filters combine.
 
         `status` is one status or several; `created_from` (inclusive) and `created_before` are aware
@@ -123,8 +142,14 @@ class Sessions:
                 raise WaitTimeout(f"{session_id} is still {result.status} after {timeout} s", result)
             time.sleep(min(interval, remaining))
 
-    def confirm(self, session_id: str, *, subject: Optional[str] = None, age_limit: Optional[int] = None,
-                mode: Optional[str] = None) -> SessionResult:
+    def confirm(
+        self,
+        session_id: str,
+        *,
+        subject: str | None = None,
+        age_limit: int | None = None,
+        mode: str | None = None,
+    ) -> SessionResult:
         """The server-side confirmation after a browser or app says "done": one GET, then checks.
 
         Returns the result when the session is `approved` and, for each of `subject`, `age_limit`
@@ -137,7 +162,8 @@ class Sessions:
         for name, wanted in expected.items():
             if wanted is not None and getattr(session, name) != wanted:
                 raise ConfirmationError(
-                    f"{session_id}: {name} is {getattr(session, name)!r}, expected {wanted!r}", result)
+                    f"{session_id}: {name} is {getattr(session, name)!r}, expected {wanted!r}", result
+                )
         if not result.approved:
             detail = f" ({result.reason})" if result.reason else ""
             raise ConfirmationError(f"{session_id} is {result.status}{detail}, not approved", result)
@@ -150,7 +176,7 @@ class Sandbox:
     def __init__(self, transport: Transport):
         self._transport = transport
 
-    def advance(self, session_id: str, to: str, *, reason: Optional[str] = None) -> SessionResult:
+    def advance(self, session_id: str, to: str, *, reason: str | None = None) -> SessionResult:
         """`POST /v1/test/sessions/{id}/advance` with `to` in processing, requires_doc, approved, denied,
         and for a final `to` optionally the `reason` to end with (`document_expired`, `expired`, ...).
 
@@ -161,11 +187,11 @@ class Sandbox:
 
 
 class Webhooks:
-    def __init__(self, secret: Optional[str], mode: Optional[str]):
+    def __init__(self, secret: str | None, mode: str | None):
         self._secret = secret
         self._mode = mode
 
-    def verify(self, body: Union[bytes, str], headers: Mapping[str, str]) -> WebhookEvent:
+    def verify(self, body: bytes | str, headers: Mapping[str, str]) -> WebhookEvent:
         """Verify a received webhook with the client's `webhook_secret`; the event must be of the key's mode."""
         if not self._secret:
             raise ValueError("AgeVerify(..., webhook_secret='whsec_...') is needed to verify webhooks")
@@ -181,19 +207,35 @@ class AgeVerify:
     `max_retry_wait` (a server asking to wait longer than that raises instead of sleeping).
     """
 
-    def __init__(self, api_key: str, *, base_url: str, webhook_secret: Optional[str] = None,
-                 timeout: Union[float, tuple[float, float]] = (5.0, 30.0), max_retries: int = 3,
-                 backoff_base: float = 0.5, backoff_max: float = 8.0, max_retry_wait: float = 60.0,
-                 http: Optional[requests.Session] = None):
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str,
+        webhook_secret: str | None = None,
+        timeout: float | tuple[float, float] = (5.0, 30.0),
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_max: float = 8.0,
+        max_retry_wait: float = 60.0,
+        http: requests.Session | None = None,
+    ):
         if not api_key:
             raise ValueError("an API key (av_live_... or av_test_...) is required")
         if max_retries < 0:
             raise ValueError("max_retries must not be negative")
         self.mode = _mode_of_key(api_key)
         self._transport = Transport(
-            api_key=api_key, base_url=base_url, timeout=timeout, http=http,
-            policy=RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
-                               max_retry_wait=max_retry_wait),
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            http=http,
+            policy=RetryPolicy(
+                max_retries=max_retries,
+                backoff_base=backoff_base,
+                backoff_max=backoff_max,
+                max_retry_wait=max_retry_wait,
+            ),
             user_agent=f"ageverify-client-python/{__version__} requests/{requests.__version__}",
         )
         self.sessions = Sessions(self._transport)

@@ -1,7 +1,9 @@
 """Exceptions. An API error carries the RFC 9457 problem details the service answered with."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = [
     "AgeVerifyError",
@@ -38,19 +40,19 @@ class ApiError(AgeVerifyError):
     other member the service sent (`code`, `errors`, `requestId`, ...), and `problem` the whole document.
     """
 
-    def __init__(self, problem: Mapping[str, Any], *, status: int, headers: Optional[Mapping[str, str]] = None):
+    def __init__(self, problem: Mapping[str, Any], *, status: int, headers: Mapping[str, str] | None = None):
         self.problem: dict[str, Any] = dict(problem)
         self.status: int = status
         self.type: str = str(self.problem.get("type") or "about:blank")
-        self.title: Optional[str] = self.problem.get("title")
-        self.detail: Optional[str] = self.problem.get("detail")
-        self.instance: Optional[str] = self.problem.get("instance")
+        self.title: str | None = self.problem.get("title")
+        self.detail: str | None = self.problem.get("detail")
+        self.instance: str | None = self.problem.get("instance")
         self.extra: dict[str, Any] = {k: v for k, v in self.problem.items() if k not in _PROBLEM_MEMBERS}
         self.headers: dict[str, str] = dict(headers or {})
         super().__init__(self._message())
 
     @property
-    def code(self) -> Optional[str]:
+    def code(self) -> str | None:
         """The service's machine-readable error code (`validation_error`, `rate_limited`, ...)."""
         code = self.problem.get("code")
         return code if isinstance(code, str) else None
@@ -62,7 +64,7 @@ class ApiError(AgeVerifyError):
         return list(errors) if isinstance(errors, list) else []
 
     @property
-    def request_id(self) -> Optional[str]:
+    def request_id(self) -> str | None:
         """The request's id (quote it to support); from the body or the `X-Request-Id` header."""
         request_id = self.problem.get("requestId")
         if isinstance(request_id, str):
@@ -105,8 +107,14 @@ class UnprocessableError(ApiError):
 class RateLimitError(ApiError):
     """429 after the retries; `retry_after` is how long the service asked to wait (seconds) if it said."""
 
-    def __init__(self, problem: Mapping[str, Any], *, status: int, headers: Optional[Mapping[str, str]] = None,
-                 retry_after: Optional[float] = None):
+    def __init__(
+        self,
+        problem: Mapping[str, Any],
+        *,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(problem, status=status, headers=headers)
         self.retry_after = retry_after
 

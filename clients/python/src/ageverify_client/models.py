@@ -4,11 +4,13 @@ Every object keeps the JSON it was read from (`raw`) and the members this versio
 not know (`extra`), so a field the service adds later is never lost: read it from `extra` until the
 client grows an attribute for it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Mapping, Optional, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 __all__ = [
     "AgeCredential",
@@ -39,7 +41,7 @@ class Status:
 FINAL_STATUSES = frozenset({Status.APPROVED, Status.DENIED})
 
 
-def parse_timestamp(value: Any) -> Optional[datetime]:
+def parse_timestamp(value: Any) -> datetime | None:
     """`2026-11-22T10:15:30.123Z` as an aware datetime (None stays None)."""
     if value is None:
         return None
@@ -60,8 +62,18 @@ def _object(data: Any, what: str) -> Mapping[str, Any]:
 
 
 _SESSION_FIELDS = (
-    "sessionId", "status", "subject", "ageLimit", "mode", "reason", "expiresAt",
-    "callbackUrl", "cancelUrl", "notificationUrl", "createdAt", "updatedAt",
+    "sessionId",
+    "status",
+    "subject",
+    "ageLimit",
+    "mode",
+    "reason",
+    "expiresAt",
+    "callbackUrl",
+    "cancelUrl",
+    "notificationUrl",
+    "createdAt",
+    "updatedAt",
 )
 _CREATED_FIELDS = ("sessionToken", "signature", "verificationUrl", "clientSecret")
 
@@ -72,16 +84,16 @@ class Session:
 
     session_id: str
     status: str
-    subject: Optional[str]
-    age_limit: Optional[int]
-    mode: Optional[str]
-    reason: Optional[str]
-    expires_at: Optional[datetime]
-    callback_url: Optional[str]
-    cancel_url: Optional[str]
-    notification_url: Optional[str]
-    created_at: Optional[datetime]
-    updated_at: Optional[datetime]
+    subject: str | None
+    age_limit: int | None
+    mode: str | None
+    reason: str | None
+    expires_at: datetime | None
+    callback_url: str | None
+    cancel_url: str | None
+    notification_url: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -127,10 +139,10 @@ class CreatedSession(Session):
     one. `session_token` and `signature` belong to the partner backend: never send them to a browser.
     """
 
-    session_token: Optional[str] = None
-    signature: Optional[str] = None
-    verification_url: Optional[str] = None
-    client_secret: Optional[str] = None
+    session_token: str | None = None
+    signature: str | None = None
+    verification_url: str | None = None
+    client_secret: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> CreatedSession:
@@ -156,7 +168,7 @@ class _CheckResult:
     _NESTED: ClassVar[dict[str, type[_CheckResult]]] = {}
 
     @classmethod
-    def from_json(cls: type[_Check], data: Any) -> Optional[_Check]:
+    def from_json(cls: type[_Check], data: Any) -> _Check | None:
         if data is None:
             return None
         data = _object(data, cls.__name__)
@@ -170,9 +182,9 @@ class _CheckResult:
 
 @dataclass(frozen=True)
 class AgeEstimation(_CheckResult):
-    age_limit: Optional[int]
-    estimated_age: Optional[float]
-    age_confidence: Optional[float]
+    age_limit: int | None
+    estimated_age: float | None
+    age_confidence: float | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     _MEMBERS = {"ageLimit": "age_limit", "estimatedAge": "estimated_age", "ageConfidence": "age_confidence"}
@@ -180,8 +192,8 @@ class AgeEstimation(_CheckResult):
 
 @dataclass(frozen=True)
 class Liveness(_CheckResult):
-    is_live: Optional[bool]
-    liveness_score: Optional[float]
+    is_live: bool | None
+    liveness_score: float | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     _MEMBERS = {"isLive": "is_live", "livenessScore": "liveness_score"}
@@ -191,8 +203,8 @@ class Liveness(_CheckResult):
 class HolderMatch(_CheckResult):
     """The live face against the document's portrait: `score` from 0 to 1, `passed` at the service's threshold."""
 
-    score: Optional[float]
-    passed: Optional[bool]
+    score: float | None
+    passed: bool | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     _MEMBERS = {"score": "score", "passed": "passed"}
@@ -203,22 +215,26 @@ class ValidateDoc(_CheckResult):
     """The identity document's result. `liveness_checked` is False when the document was read without a live
     person in front of the camera (the tenant turned the presence policy off): check it before relying on it."""
 
-    true_age: Optional[int]
-    birthdate: Optional[datetime]
-    holder_match: Optional[HolderMatch]
-    liveness_checked: Optional[bool]
+    true_age: int | None
+    birthdate: datetime | None
+    holder_match: HolderMatch | None
+    liveness_checked: bool | None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _MEMBERS = {"trueAge": "true_age", "birthdate": "birthdate", "holderMatch": "holder_match",
-                "livenessChecked": "liveness_checked"}
+    _MEMBERS = {
+        "trueAge": "true_age",
+        "birthdate": "birthdate",
+        "holderMatch": "holder_match",
+        "livenessChecked": "liveness_checked",
+    }
     _TIMESTAMPS = frozenset({"birthdate"})
     _NESTED = {"holder_match": HolderMatch}
 
 
 @dataclass(frozen=True)
 class CredentialIssuer(_CheckResult):
-    country: Optional[str]
-    trust_source: Optional[str]
+    country: str | None
+    trust_source: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     _MEMBERS = {"country": "country", "trustSource": "trust_source"}
@@ -228,17 +244,24 @@ class CredentialIssuer(_CheckResult):
 class AgeCredential(_CheckResult):
     """A digital ID's age proof (a wallet credential): one boolean claim, never a birth date."""
 
-    kind: Optional[str]
-    doc_type: Optional[str]
-    claim: Optional[str]
-    value: Optional[bool]
-    age_limit: Optional[int]
-    issuer: Optional[CredentialIssuer]
-    verified_at: Optional[datetime]
+    kind: str | None
+    doc_type: str | None
+    claim: str | None
+    value: bool | None
+    age_limit: int | None
+    issuer: CredentialIssuer | None
+    verified_at: datetime | None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _MEMBERS = {"kind": "kind", "docType": "doc_type", "claim": "claim", "value": "value", "ageLimit": "age_limit",
-                "issuer": "issuer", "verifiedAt": "verified_at"}
+    _MEMBERS = {
+        "kind": "kind",
+        "docType": "doc_type",
+        "claim": "claim",
+        "value": "value",
+        "ageLimit": "age_limit",
+        "issuer": "issuer",
+        "verifiedAt": "verified_at",
+    }
     _TIMESTAMPS = frozenset({"verified_at"})
     _NESTED = {"issuer": CredentialIssuer}
 
@@ -254,10 +277,10 @@ class SessionResult:
     """
 
     session: Session
-    age_estimation: Optional[AgeEstimation]
-    liveness: Optional[Liveness]
-    validate_doc: Optional[ValidateDoc]
-    age_credential: Optional[AgeCredential] = None
+    age_estimation: AgeEstimation | None
+    liveness: Liveness | None
+    validate_doc: ValidateDoc | None
+    age_credential: AgeCredential | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -270,7 +293,7 @@ class SessionResult:
         return self.session.status
 
     @property
-    def reason(self) -> Optional[str]:
+    def reason(self) -> str | None:
         return self.session.reason
 
     @property
@@ -301,7 +324,7 @@ class SessionPage:
 
     data: list[SessionResult]
     has_more: bool
-    next_cursor: Optional[str]
+    next_cursor: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -310,5 +333,9 @@ class SessionPage:
         items = data.get("data")
         if not isinstance(items, list):
             raise ValueError(f"page data is not a list: {items!r}")
-        return cls([SessionResult.from_json(item) for item in items], bool(data.get("hasMore")),
-                   data.get("nextCursor"), _split(data, ("data", "hasMore", "nextCursor")))
+        return cls(
+            [SessionResult.from_json(item) for item in items],
+            bool(data.get("hasMore")),
+            data.get("nextCursor"),
+            _split(data, ("data", "hasMore", "nextCursor")),
+        )

@@ -1,9 +1,11 @@
 """Verifying AgeVerify's webhooks (Standard Webhooks signatures, through the `standardwebhooks` package)."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 from standardwebhooks.webhooks import Webhook
 
@@ -18,10 +20,10 @@ _DATA_FIELDS = ("sessionId", "subject", "status", "ageLimit", "mode")
 @dataclass(frozen=True)
 class WebhookEventData:
     session_id: str
-    subject: Optional[str]
+    subject: str | None
     status: str
-    age_limit: Optional[int]
-    mode: Optional[str]
+    age_limit: int | None
+    mode: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -43,7 +45,7 @@ class WebhookEvent:
 
     webhook_id: str
     event: str
-    timestamp: Optional[datetime]
+    timestamp: datetime | None
     data: WebhookEventData
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -64,8 +66,11 @@ def _event_from(payload: Any, webhook_id: str) -> WebhookEvent:
         event=str(payload.get("event")),
         timestamp=timestamp,
         data=WebhookEventData(
-            session_id=data["sessionId"], subject=data.get("subject"), status=data["status"],
-            age_limit=data.get("ageLimit"), mode=data.get("mode"),
+            session_id=data["sessionId"],
+            subject=data.get("subject"),
+            status=data["status"],
+            age_limit=data.get("ageLimit"),
+            mode=data.get("mode"),
             extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
         ),
         extra={k: v for k, v in payload.items() if k not in ("event", "timestamp", "data")},
@@ -80,13 +85,13 @@ class WebhookVerifier:
     live traffic never grants anything on a sandbox event.
     """
 
-    def __init__(self, secret: str, *, mode: Optional[str] = None):
+    def __init__(self, secret: str, *, mode: str | None = None):
         if not secret:
             raise ValueError("a webhook signing secret (whsec_...) is required")
         self._webhook = Webhook(secret)
         self.mode = mode
 
-    def verify(self, body: Union[bytes, str], headers: Mapping[str, str]) -> WebhookEvent:
+    def verify(self, body: bytes | str, headers: Mapping[str, str]) -> WebhookEvent:
         """Verify the raw request body (exactly as received) and its headers; raise WebhookVerificationError."""
         lowered = {str(name).lower(): str(value) for name, value in headers.items()}
         try:

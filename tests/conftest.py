@@ -12,6 +12,7 @@ from django.conf import settings
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
 from tests.support.receiver import WebhookReceiver, make_tls_files
+from tests.support.research_data import research_data_dir, research_data_missing, research_data_required
 from tests.support.workers import in_process_worker
 
 
@@ -19,6 +20,23 @@ def pytest_configure(config):
     """The flow's .mo files, compiled from the committed .po files where a catalog changed (as scripts/test does)."""
     script = Path(__file__).resolve().parents[1] / "scripts" / "compile_translations.py"
     subprocess.run([sys.executable, str(script)], check=True)
+
+
+def pytest_runtest_setup(item):
+    """A test marked `research_data("faces-dev")` is skipped without that data set, or fails where it is required."""
+    for marker in item.iter_markers("research_data"):
+        for name in marker.args:
+            missing = research_data_missing(name)
+            if missing is not None:
+                if research_data_required():
+                    pytest.fail(f"{missing} (AV_TEST_REQUIRE_RESEARCH_DATA=1: CI must have it)", pytrace=False)
+                pytest.skip(missing)
+
+
+@pytest.fixture(scope="session")
+def research_data() -> Path:
+    """The folder of the research data sets; only for tests marked `research_data(...)`, which ensures it exists."""
+    return research_data_dir()
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -13,16 +12,12 @@ from checks import faces
 from checks.age import estimate_age
 from checks.results import AgeReading, Retake
 from tests.support.pictures import jpeg
-
-# The research faces sit beside the checkout (../shared); worktrees one level down use /work/shared.
-FACES_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "faces-dev"
-if not FACES_DEV.is_dir():
-    FACES_DEV = Path("/work/shared/data/faces-dev")
+from tests.support.research_data import research_data_dir
 
 
 def _labelled_face(age: int) -> bytes:
-    """One labelled research face of that age (read from ../shared, never copied into the repo)."""
-    return sorted(FACES_DEV.glob(f"{age}_*.jpg"))[0].read_bytes()
+    """One labelled research face of that age (read from the research data, never copied into the repo)."""
+    return sorted((research_data_dir() / "faces-dev").glob(f"{age}_*.jpg"))[0].read_bytes()
 
 
 def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
@@ -33,6 +28,7 @@ def test_adult_astronaut_gets_an_adult_age_estimate(astronaut_jpeg):
     assert result.faces_used == 1
 
 
+@pytest.mark.research_data("faces-dev")
 def test_child_face_gets_a_young_age_estimate():
     result = estimate_age(_labelled_face(6))
 

@@ -164,8 +164,11 @@ def test_a_forged_message_from_another_frame_or_the_page_is_ignored(site, test_p
     other = next(f for f in desktop.frames if f.url == other_url)
     other.evaluate(forged)  # the service's origin, but not the SDK's frame
     desktop.evaluate(forged.replace("parent.", "window."))  # the partner page itself
-    desktop.wait_for_timeout(300)
-    assert partner_log(desktop)["completed"] is None
+    # A marker after each, from the same window: once both arrived, the forged messages were handled.
+    other.evaluate("parent.postMessage('partner-test-marker', '*')")
+    desktop.evaluate("window.postMessage('partner-test-marker', '*')")
+    log = wait_for_log(desktop, lambda log: log["markers"] == 2)
+    assert log["markers"] == 2 and log["completed"] is None
 
     frame.get_by_role("button", name="Deny (liveness failed)").click()
     log = wait_for_log(desktop, lambda log: log["completed"])

@@ -5,6 +5,7 @@ on its own port in FAULT_PORTS and is stopped when its test ends.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -17,7 +18,18 @@ from pathlib import Path
 from django.conf import settings
 
 REPO = Path(__file__).resolve().parents[2]
-FAULT_PORTS = range(16400, 16500)
+
+
+def _port_range(text: str) -> range:
+    first, _, last = text.partition("-")
+    try:
+        return range(int(first), int(last) + 1)
+    except ValueError:
+        raise ValueError(f"AV_TEST_FAULT_PORTS must be FIRST-LAST (e.g. 16400-16499), not {text!r}") from None
+
+
+# Movable where something else on the machine listens there (docs/testing.md).
+FAULT_PORTS = _port_range(os.environ.get("AV_TEST_FAULT_PORTS", "16400-16499"))
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
 
 
@@ -256,6 +268,13 @@ class CeleryWorker:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
+
+    def idle(self) -> bool:
+        """Every task this worker received has ended (its INFO log says so for each): none is running now."""
+        log = self.log.read_text(errors="replace")
+        received = set(re.findall(r"Task \S+\[([0-9a-f-]+)\] received", log))
+        ended = set(re.findall(r"Task \S+\[([0-9a-f-]+)\] (?!received)", log))
+        return received <= ended
 
     def kill(self):
         """SIGKILL the whole worker (main process and pool children), as an OOM killer or a lost host does."""

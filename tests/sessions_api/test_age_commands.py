@@ -1,7 +1,8 @@
 """evaluate_age and calibrate_age_policy, run as an operator runs them, on a sample of the labelled research faces.
 
-The faces (`shared/data/faces-dev`, never copied into the repository) sit beside the clone: CI has
-them at ../shared/data, a worktree a level deeper. A full pass belongs to the commands, not here.
+The faces (the research data set `faces-dev`, never copied into the repository) sit beside the clone:
+CI has them at ../shared/data; without them these tests are skipped (docs/testing.md). A full pass
+belongs to the commands, not here.
 """
 
 import csv
@@ -17,20 +18,13 @@ from checks.results import AgeReading
 from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE, face_rule, policy_load
 
 SAMPLE_SIZE = 40
-
-
-def faces_dev() -> Path:
-    for folder in Path(__file__).resolve().parents:
-        candidate = folder / "shared" / "data" / "faces-dev"
-        if candidate.is_dir():
-            return candidate
-    pytest.fail("shared/data/faces-dev not found beside the repository (CI provides it at ../shared/data)")
+pytestmark = pytest.mark.research_data("faces-dev")
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
+def sample(tmp_path_factory, research_data) -> Path:
     """Every n-th labelled face by name (all ages, groups): links, not copies."""
-    images = sorted(faces_dev().glob("*.jpg"))
+    images = sorted((research_data / "faces-dev").glob("*.jpg"))
     folder = tmp_path_factory.mktemp("faces-sample")
     for image in images[:: len(images) // SAMPLE_SIZE][:SAMPLE_SIZE]:
         (folder / image.name).symlink_to(image)

@@ -10,9 +10,13 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PARTNER_JS = """
-window.partnerLog = { events: [], completed: null, cancelled: null, errors: [], violations: [], forged: 0 };
+window.partnerLog = { events: [], completed: null, cancelled: null, errors: [], violations: [], markers: 0 };
 document.addEventListener("securitypolicyviolation", function (event) {
   window.partnerLog.violations.push(event.violatedDirective + " " + event.blockedURI);
+});
+// A test posts MARKER after messages it wants handled: messages from one window arrive in order.
+window.addEventListener("message", function (event) {
+  if (event.data === "partner-test-marker") { window.partnerLog.markers += 1; }
 });
 window.partnerStart = function (key, options, mountSelector) {
   var log = window.partnerLog;

@@ -69,13 +69,6 @@ class WebhookReceiver:
                 super().setup()  # sets the timeout
                 self.request.do_handshake()  # in this connection's thread, not the accept loop's
 
-            def finish(self):
-                try:
-                    super().finish()
-                finally:
-                    with receiver._lock:
-                        receiver._open.discard(self.request)
-
             def do_POST(self):  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
@@ -127,6 +120,13 @@ class WebhookReceiver:
             def handle_error(self, request, client_address):
                 pass  # a sender that hangs up on a slow answer is expected here
 
+            def shutdown_request(self, request):
+                try:
+                    super().shutdown_request(request)
+                finally:  # counted as open until its socket is closed
+                    with receiver._lock:
+                        receiver._open.discard(request)
+
         self.server = Server((host, 0), Handler)
         self.port = self.server.server_address[1]
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -152,6 +152,12 @@ class WebhookReceiver:
             if not self._lock.wait_for(lambda: len(self.received) >= count, timeout):
                 raise AssertionError(f"receiver got {len(self.received)} requests, expected {count} within {timeout} s")
             return list(self.received)
+
+    @property
+    def open_connections(self) -> int:
+        """Connections accepted and not yet closed by this side."""
+        with self._lock:
+            return len(self._open)
 
     def close_connections(self) -> None:
         """Close every open connection, as a server restarting (or dropping idle ones) does."""

@@ -1,11 +1,11 @@
 """Keep-alive: deliveries to one receiver share a connection, and only a connection whose exchange ended cleanly."""
 
 import shutil
-import time
 
 import pytest
 
 from tests.support.receiver import Reply, WebhookReceiver
+from tests.support.waiting import wait_until
 from tests.webhooks.test_egress import post
 
 
@@ -27,7 +27,7 @@ def test_a_receiver_that_closes_idle_connections_gets_every_post_once(tls_files,
         results = []
         for _ in range(3):
             results.append(post(closing.url(), ca_bundle=str(tls_files.ca_bundle)))
-            time.sleep(0.4)  # the receiver closes the idle connection meanwhile
+            wait_until(lambda: closing.open_connections == 0)  # the receiver closed the idle connection
         assert [result.status_code for result in results] == [200] * 3
         assert len(closing.received) == 3 and closing.connections == 3
     finally:
@@ -99,8 +99,7 @@ def test_a_kept_connection_to_a_private_address_is_refused_once_private_targets_
 def test_a_connection_idle_past_the_idle_time_is_not_reused(receiver, ca_bundle, monkeypatch):
     import webhooks.transport
 
-    monkeypatch.setattr(webhooks.transport, "IDLE_SECONDS", 0.2)
     assert post(receiver.url(), ca_bundle=ca_bundle).status_code == 200
-    time.sleep(0.3)
+    monkeypatch.setattr(webhooks.transport, "IDLE_SECONDS", 0.0)  # the connection just kept is idle past it
     assert post(receiver.url(), ca_bundle=ca_bundle).status_code == 200
     assert receiver.connections == 2

@@ -1,16 +1,13 @@
 """The outbox never loses a webhook: broker outages, repeated or concurrent runs, and a killed worker."""
 
-import gc
 import os
 import subprocess
 import sys
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.conf import settings as django_settings
 from django.db import connection, connections
 from django.utils import timezone
@@ -22,6 +19,7 @@ from tests.support.outages import broker_unreachable
 from tests.support.receiver import Reply
 from tests.support.waiting import wait_until
 from tests.support.webhooks import delivery_of, finalize_with_webhook, wait_for_status
+from tests.support.workers import in_process_worker, tasks_settled
 from webhooks.delivery import LOST_ATTEMPT_ERROR, webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_deliveries_sweep
@@ -41,8 +39,9 @@ def test_a_broker_outage_at_finalization_delays_the_webhook_until_the_sweep(api,
         session = finalize_with_webhook(api, receiver.url())
 
     delivery = delivery_of(session)
-    assert (delivery.status, delivery.attempt_count) == ("pending", 0)
-    time.sleep(0.5)
+    # The publish failed and said so: the row is left to the sweep (not marked queued), and nothing queued runs.
+    assert (delivery.status, delivery.attempt_count, delivery.queued_at) == ("pending", 0, None)
+    wait_until(tasks_settled)
     assert receiver.received == []
 
     sweep_task.delay()  # as beat does
@@ -59,7 +58,7 @@ def test_running_the_attempt_again_after_delivery_sends_nothing(api, receiver, c
 
     assert webhook_delivery_attempt(delivery_id=delivery.id) is None
     assert webhook_deliveries_sweep() == 0
-    time.sleep(0.3)
+    wait_until(tasks_settled)  # whatever was queued has run
     assert len(receiver.received) == 1
     assert delivery_of(session).attempt_count == 1
 
@@ -165,7 +164,7 @@ def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_
     assert delivery.next_attempt_at > timezone.now() - timedelta(seconds=1)  # the in-flight lease, not due yet
     assert webhook_deliveries_sweep() == 0
 
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING"):
+    with in_process_worker():
         wait_until(lambda: delivery_of(session).next_attempt_at <= timezone.now(), timeout=5)
         assert webhook_deliveries_sweep() == 1
         first, second = receiver.wait_for(2)
@@ -181,9 +180,8 @@ def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_
         # Once delivered is recorded, nothing sends it again.
         assert webhook_delivery_attempt(delivery_id=delivery.id) is None
         assert webhook_deliveries_sweep() == 0
-        time.sleep(0.3)
+        wait_until(tasks_settled)
         assert len(receiver.received) == 2
-    gc.collect()  # closes the stopped worker thread's database connection (see tests/conftest.py)
 
 
 @pytest.mark.usefixtures("celery_worker")
@@ -196,6 +194,6 @@ def test_no_delivery_without_a_notification_url_or_with_webhooks_disabled(api, o
     disabled = finalize_with_webhook(api, receiver.url())
     session_cancel(session_id=silent["sessionId"])
 
-    time.sleep(0.3)
+    wait_until(tasks_settled)  # the control's tasks have run, and nothing else was queued
     assert len(receiver.received) == 1
     assert not WebhookDelivery.objects.filter(subject_ref__in=[silent["sessionId"], disabled["sessionId"]]).exists()

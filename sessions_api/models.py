@@ -5,7 +5,7 @@ Also the daily counts kept after the retention purge.
 
 from django.db import models
 
-from tenants.identifiers import prefixed_ulid
+from core.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
 from .choices import Mode, Reason, Status, Step

@@ -8,8 +8,8 @@ from typing import NamedTuple
 from django.db.models import Q
 from django.utils import timezone
 
-from tenants.hot_sql import fetch_one, hot_sql_applies
-from tenants.identifiers import is_prefixed_ulid
+from core.hot_sql import fetch_one, hot_sql_applies
+from core.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .age_assurance.policy import tenant_face_rule

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 
-from tenants.hot_sql import insert_row
+from core.hot_sql import insert_row
 from tenants.models import ApiKey, Tenant
 
 from .models import IdempotencyRecord, Mode, VerificationSession

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from .identifiers import prefixed_ulid
+from core.identifiers import prefixed_ulid
 
 SESSION_TTL_MIN_SECONDS = 5 * 60
 SESSION_TTL_MAX_SECONDS = 7 * 24 * 3600

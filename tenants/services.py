@@ -13,9 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.redis_client import redis_request_client as _redis_client
+
 from .client_settings import entries_clean, origin_normalize, return_url_validate
 from .models import ApiKey, Membership, PublishableKey, Tenant, WebhookSecretFields
-from .redis_client import redis_request_client as _redis_client
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Through the ORM an attempt took about sixteen round trips (a transaction of six statements to claim,
 one of five to record, a health check) and milliseconds of SQL compilation. Here each is a single
-prepared statement of data-modifying CTEs (tenants.hot_sql), which is its own transaction and its
+prepared statement of data-modifying CTEs (core.hot_sql), which is its own transaction and its
 own connection health check. Each is safe to run twice, which hot_sql does when a reused connection
 turns out dead: a second claim finds the row leased and claims nothing (the lease's end lets the
 sweep send it), a second record writes the same outcome again or finds the delivery already settled.
@@ -18,7 +18,7 @@ from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from tenants.hot_sql import fetch_one
+from core.hot_sql import fetch_one
 from tenants.models import Tenant
 
 from .models import WebhookDelivery

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from tenants.hot_sql import hot_sql_applies
+from core.hot_sql import hot_sql_applies
 from tenants.selectors import webhook_signing_secrets
 
 from .attempt_sql import attempt_claim, attempt_claim_next_of_tenant, attempt_record

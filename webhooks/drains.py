@@ -31,9 +31,9 @@ import redis
 from django.conf import settings
 from redis.commands.core import Script
 
-from tenants.hot_sql import hot_sql_applies
-from tenants.redis_client import redis_request_client as _redis_client
-from tenants.redis_outage import redis_failure_note, redis_recently_failed
+from core.hot_sql import hot_sql_applies
+from core.redis_client import redis_request_client as _redis_client
+from core.redis_outage import redis_failure_note, redis_recently_failed
 
 from .concurrency import deferral_countdown, tenant_slots
 from .delivery import webhook_delivery_attempt_next_of_tenant

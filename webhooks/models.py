@@ -3,7 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
-from tenants.identifiers import prefixed_ulid
+from core.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
 

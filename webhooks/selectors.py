@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 
-from tenants.identifiers import is_prefixed_ulid
+from core.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
 from .egress import host_is_forbidden

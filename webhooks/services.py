@@ -10,8 +10,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
-from tenants.redis_outage import redis_failure_note, redis_recently_failed
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 

@@ -7,7 +7,7 @@ import re
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 
-from tenants.identifiers import prefixed_ulid
+from core.identifiers import prefixed_ulid
 
 from .problems import internal_error, is_backend_outage, problem_response, service_unavailable
 

@@ -22,9 +22,9 @@ import redis
 from django.conf import settings
 from redis.commands.core import Script
 
-from tenants.client_address import client_address
-from tenants.redis_client import redis_request_client as _redis_client
-from tenants.redis_outage import redis_failure_note, redis_recently_failed
+from core.client_address import client_address
+from core.redis_client import redis_request_client as _redis_client
+from core.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.selectors import API_KEYS_GENERATION_KEY
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """A read on a reused database connection: one query, and no failed request when that connection has died.
 
-The session read is its own connection check (tenants.hot_sql): a reused connection that PostgreSQL
+The session read is its own connection check (core.hot_sql): a reused connection that PostgreSQL
 dropped while it was idle (a restart, an idle timeout) is replaced and the read made again.
 """
 

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from .api_keys import api_key_hash, api_key_parse
 from .models import ApiKey, PublishableKey, Tenant, WebhookSecretFields
-from .services import API_KEY_PREFIX_LENGTH, api_key_hash
 
 _NO_SUCH_KEY_HASH = "0" * 64  # what an unknown prefix is compared against: no SHA-256 hex digest is all zeros
-_MODE_PREFIXES = {"av_live_": ApiKey.Mode.LIVE, "av_test_": ApiKey.Mode.TEST}
 
 
 def api_key_resolve(raw_key: str, digest: str | None = None) -> ApiKey | None:
@@ -19,10 +18,10 @@ def api_key_resolve(raw_key: str, digest: str | None = None) -> ApiKey | None:
 
     One indexed lookup, then a constant-time compare.
     """
-    mode = _MODE_PREFIXES.get(raw_key[:8])
-    if mode is None or len(raw_key) < 8 + API_KEY_PREFIX_LENGTH:
+    parsed = api_key_parse(raw_key)
+    if parsed is None:
         return None
-    prefix = raw_key[8 : 8 + API_KEY_PREFIX_LENGTH]
+    mode, prefix = parsed
     try:
         # get(), not first(): the prefix is unique, and first() would add an ORDER BY to a unique read.
         api_key = ApiKey.objects.select_related("tenant").get(prefix=prefix, mode=mode)
@@ -40,11 +39,11 @@ def api_key_resolve(raw_key: str, digest: str | None = None) -> ApiKey | None:
 
 # The API key cache. Resolving a key with its tenant was a third of an API request's time, so each
 # process keeps the keys it has seen for a short while. An entry is trusted only while it carries the
-# current key generation, a value in Redis that every change to a key or a tenant replaces
-# (tenants.services.api_keys_changed) and that the rate limiter's single Redis round trip reads back
-# on every request: a revocation or a disabled tenant takes effect on the next request in every
-# worker. Without a generation (no Redis, or Redis unreachable) every request reads the database.
-API_KEYS_GENERATION_KEY = "apikeys:generation"
+# current key generation, a value in Redis (tenants.api_keys.API_KEYS_GENERATION_KEY) that every
+# change to a key or a tenant replaces (tenants.services.api_keys_changed) and that the rate limiter's
+# single Redis round trip reads back on every request: a revocation or a disabled tenant takes effect
+# on the next request in every worker. Without a generation (no Redis, or Redis unreachable) every
+# request reads the database.
 API_KEY_CACHE_SECONDS = 60  # bounds how long an entry lives if a generation change was ever missed
 API_KEY_CACHE_MAX_ENTRIES = 10_000
 

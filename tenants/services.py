@@ -1,7 +1,6 @@
 """Writes on tenants: onboarding, API key generation and revocation, webhook secret rotation."""
 
 import base64
-import hashlib
 import logging
 import secrets
 import uuid
@@ -15,20 +14,14 @@ from django.utils import timezone
 
 from core.redis_client import redis_request_client as _redis_client
 
+from .api_keys import API_KEYS_GENERATION_KEY, api_key_hash, api_key_new
 from .client_settings import entries_clean, origin_normalize, return_url_validate
 from .models import ApiKey, Membership, PublishableKey, Tenant, WebhookSecretFields
 
 logger = logging.getLogger(__name__)
 
-API_KEY_RANDOM_LENGTH = 40
-API_KEY_PREFIX_LENGTH = 12
 WEBHOOK_SECRET_OVERLAP = timedelta(hours=24)
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-_URLSAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-
-def api_key_hash(raw_key: str) -> str:
-    return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -45,11 +38,9 @@ def api_key_generate(*, tenant: Tenant, mode: str, label: str = "", created_by=N
     if mode not in ApiKey.Mode.values:
         raise ValueError(f"unknown key mode {mode!r}")
     while True:
-        random_part = "".join(secrets.choice(_URLSAFE) for _ in range(API_KEY_RANDOM_LENGTH))
-        prefix = random_part[:API_KEY_PREFIX_LENGTH]
+        raw_key, prefix = api_key_new(mode)
         if not ApiKey.objects.filter(prefix=prefix).exists():
             break
-    raw_key = f"av_{mode}_{random_part}"
     api_key = ApiKey.objects.create(
         tenant=tenant, mode=mode, prefix=prefix, key_hash=api_key_hash(raw_key), label=label, created_by=created_by
     )
@@ -74,8 +65,6 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
 
 
 def _api_keys_generation_replace() -> None:
-    from .selectors import API_KEYS_GENERATION_KEY
-
     try:
         _redis_client().set(API_KEYS_GENERATION_KEY, uuid.uuid4().hex)
     except redis.RedisError as error:

@@ -6,3 +6,7 @@ from django.apps import AppConfig
 class WebhooksConfig(AppConfig):
     name = "webhooks"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # Registers the tasks with Celery in every process, so that webhooks.queueing can name them.
+        from . import tasks  # noqa: F401

@@ -36,6 +36,7 @@ from tenants.selectors import webhook_signing_secrets
 from .attempt_sql import attempt_claim, attempt_claim_next_of_tenant, attempt_record
 from .concurrency import deferral_countdown, tenant_slots
 from .models import WebhookAttempt, WebhookDelivery
+from .queueing import queue_attempt
 from .selectors import delivery_tenant_id
 from .signing import signature_header
 from .transport import PostResult, https_post
@@ -197,8 +198,6 @@ def _record(claim: _Claim, result: PostResult) -> None:
 
 def _queue_retry_soon(claim: _Claim, wait: timedelta | None) -> None:
     if wait is not None and wait <= QUEUE_WITH_COUNTDOWN_UP_TO:
-        from .services import queue_attempt
-
         delivery = claim.delivery
         transaction.on_commit(
             lambda: queue_attempt(delivery.pk, tenant_id=delivery.tenant_id, countdown=wait.total_seconds())
@@ -254,7 +253,5 @@ def webhook_delivery_attempt_in_share(
     with tenant_slots.hold(tenant_id) as held:
         if held:
             return webhook_delivery_attempt(delivery_id=delivery_id)
-    from .services import queue_attempt
-
     queue_attempt(delivery_id, tenant_id=tenant_id, countdown=deferral_countdown(deferrals), deferrals=deferrals + 1)
     return None

@@ -37,6 +37,7 @@ from core.redis_outage import redis_failure_note, redis_recently_failed
 
 from .concurrency import deferral_countdown, tenant_slots
 from .delivery import webhook_delivery_attempt_next_of_tenant
+from .queueing import queue_drain
 
 logger = logging.getLogger(__name__)
 
@@ -111,29 +112,16 @@ def drain_wake(tenant_id: str) -> bool:
         return False
     if token is None:
         return True  # enough drains are at work on the tenant's deliveries; the last one out looks again
-    if _publish(tenant_id, token):
+    if queue_drain(tenant_id, token):
         return True
     _leave(tenant_id, token)
     return False
 
 
-def _publish(tenant_id: str, token: str, *, countdown: float | None = None, deferrals: int = 0) -> bool:
-    from .tasks import webhook_tenant_drain_task
-
-    kwargs = {"deferrals": deferrals} if deferrals else {}
-    try:
-        webhook_tenant_drain_task.apply_async((tenant_id, token), kwargs, countdown=countdown)
-    except Exception as error:  # any broker failure: the deliveries are still due, the sweep queues them
-        redis_failure_note()
-        logger.warning("could not queue a webhook drain of tenant %s (%s); the sweep will", tenant_id, error)
-        return False
-    return True
-
-
 def _later(tenant_id: str, token: str, *, countdown: float | None, deferrals: int) -> None:
     """Back on the queue, still counted as at work (its tenant's new deliveries wait for it)."""
     _seen(tenant_id, token)
-    if not _publish(tenant_id, token, countdown=countdown, deferrals=deferrals):
+    if not queue_drain(tenant_id, token, countdown=countdown, deferrals=deferrals):
         _leave(tenant_id, token)
 
 

@@ -2,7 +2,6 @@
 a tenant's default notification addresses and the test event."""
 
 import json
-import logging
 from datetime import timedelta
 
 from django.conf import settings
@@ -10,32 +9,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
 
+from .drains import drain_wake
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-
-logger = logging.getLogger(__name__)
-
-
-def queue_attempt(delivery_id: str, *, tenant_id: str, countdown: float | None = None, deferrals: int = 0) -> bool:
-    """Put one attempt on the Celery queue; False if the broker is unreachable (the sweep will catch up).
-
-    `tenant_id` travels with it, so the worker knows whose share the attempt takes without a query.
-    `deferrals` counts how often the attempt was put back because its tenant's share of a worker was busy.
-    """
-    from .tasks import webhook_delivery_attempt_task
-
-    if redis_recently_failed():  # Redis just failed: do not make this request wait on it again
-        return False
-    kwargs = {"tenant_id": tenant_id, **({"deferrals": deferrals} if deferrals else {})}
-    try:
-        webhook_delivery_attempt_task.apply_async((delivery_id,), kwargs, countdown=countdown)
-    except Exception as exc:  # any broker failure: the row is committed and still due, nothing is lost
-        redis_failure_note()
-        logger.warning("could not queue webhook %s (%s); the sweep will retry", delivery_id, exc)
-        return False
-    return True
+from .queueing import queue_attempt
 
 
 def delivery_enqueue(
@@ -62,8 +40,6 @@ def _queue_or_leave_to_sweep(delivery_id: str, tenant_id: str) -> None:
     # Marked queued when written, so a busy worker's backlog is not doubled by the sweep; if the
     # publish fails, the mark goes, and the next sweep (within 15 s) queues it. A drain of the tenant
     # sends it if one can be woken (webhooks.drains), else it is queued alone.
-    from .drains import drain_wake
-
     if drain_wake(tenant_id):
         return
     if not queue_attempt(delivery_id, tenant_id=tenant_id):

@@ -14,6 +14,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from tenants.api_keys import SECRET_KEY_PREFIXES
 from tenants.models import PublishableKey
 from tenants.selectors import api_key_resolve, publishable_key_resolve
 from tenants.services import api_key_flag_exposed, publishable_key_touch
@@ -32,7 +33,6 @@ from .problems import ApiProblem
 from .rate_limit import client_session_creation_refused
 from .views import ApiContentNegotiation, problems, require_json_body
 
-SECRET_KEY_PREFIXES = ("av_live_", "av_test_")
 CLIENT_HEADERS = "Authorization, Content-Type"
 PREFLIGHT_MAX_AGE = "600"
 

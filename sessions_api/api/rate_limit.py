@@ -25,7 +25,7 @@ from redis.commands.core import Script
 from core.client_address import client_address
 from core.redis_client import redis_request_client as _redis_client
 from core.redis_outage import redis_failure_note, redis_recently_failed
-from tenants.selectors import API_KEYS_GENERATION_KEY
+from tenants.api_keys import API_KEYS_GENERATION_KEY
 
 logger = logging.getLogger(__name__)
 

@@ -187,9 +187,13 @@ def _record(claim: _Claim, result: PostResult) -> None:
         )
         if delivery.status != WebhookDelivery.Status.PENDING:
             return
-        if not result.succeeded and delivery.attempt_count != claim.number:
-            return  # a later attempt was claimed after this one's lease ran out: its outcome decides
-        outcome = _outcome(result, number=claim.number, cycle_first_attempt=delivery.cycle_first_attempt)
+        if not result.succeeded and (
+            delivery.attempt_count != claim.number or delivery.cycle_first_attempt != claim.delivery.cycle_first_attempt
+        ):
+            # As attempt_sql's record: a later attempt was claimed after this one's lease ran out (its
+            # outcome decides), or the delivery was re-sent since (it is due again on a fresh schedule).
+            return
+        outcome = _outcome(result, number=claim.number, cycle_first_attempt=claim.delivery.cycle_first_attempt)
         delivery.status, delivery.next_attempt_at = outcome.status, outcome.next_attempt_at
         delivery.delivered_at = outcome.delivered_at or delivery.delivered_at
         delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])

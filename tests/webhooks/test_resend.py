@@ -1,9 +1,11 @@
 """Manual re-send (service and admin action), the deliveries admin, and the operator's webhooks switch."""
 
 import re
+import threading
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connections
 
 from tenants.models import Tenant
 from tests.factories import delivery_due_now
@@ -133,3 +135,34 @@ def test_switching_webhooks_off_stops_retries_already_in_the_outbox_until_it_is_
 
     assert len(receiver.received) == 2
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == "delivered"
+
+
+def test_a_failure_of_an_attempt_made_before_a_resend_leaves_the_resent_delivery_as_the_resend_left_it(
+    api, receiver, settings, operator_client, transactional_db
+):
+    # An attempt whose lease ran out while its receiver was slow; the operator re-sends; then the slow
+    # attempt's failure comes in: the re-send's fresh schedule stands, the old failure only logs.
+    settings.WEBHOOK_SEND_LEASE_SECONDS = 0  # the lease runs out at once: a re-send does not wait for it
+    answer = threading.Event()
+    receiver.script(Reply(status=500, hold=answer))
+    delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
+
+    def slow_attempt():
+        try:
+            webhook_delivery_attempt(delivery_id=delivery.id)
+        finally:
+            connections.close_all()
+
+    attempt = threading.Thread(target=slow_attempt)
+    attempt.start()
+    receiver.wait_for(1)
+    operator_client.post("/admin/webhooks/webhookdelivery/", {"action": "resend", "_selected_action": [delivery.pk]})
+    resent = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert (resent.status, resent.cycle_first_attempt) == ("pending", 2)
+
+    answer.set()
+    attempt.join(10)
+
+    after = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert after.attempts.get(number=1).status_code == 500
+    assert (after.status, after.attempt_count, after.next_attempt_at) == ("pending", 1, resent.next_attempt_at)

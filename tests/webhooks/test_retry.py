@@ -3,7 +3,6 @@
 import random
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 
 from tests.support.receiver import Reply
@@ -57,14 +56,7 @@ def test_an_attempt_log_row_records_time_status_latency_and_the_response(api, re
     assert attempt.latency_ms is not None and attempt.latency_ms < 2000
 
 
-@pytest.mark.parametrize("one_statement", [True, False], ids=["postgresql-statements", "orm-as-on-sqlite"])
-def test_both_ways_of_recording_an_attempt_retry_then_deliver_then_fail_alike(
-    api, receiver, settings, monkeypatch, one_statement
-):
-    # The demo's SQLite records through the ORM, PostgreSQL in one statement: the outcomes are the same.
-    import webhooks.delivery
-
-    monkeypatch.setattr(webhooks.delivery, "hot_sql_applies", lambda: one_statement)
+def test_a_delivery_is_retried_then_delivered_or_retried_then_failed(api, receiver, settings):
     settings.WEBHOOK_RETRY_JITTER = 0
     settings.WEBHOOK_RETRY_SCHEDULE = [0, 5]
     receiver.script(Reply(status=500), Reply(status=200), Reply(status=500), Reply(status=500))

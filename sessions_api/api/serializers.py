@@ -148,6 +148,32 @@ class StrictUrlField(serializers.Field):
         return value or None
 
 
+class StrictInputSerializer(serializers.Serializer):
+    """A request body of Strict* fields: a field not declared is an error, and so is a null where none is allowed."""
+
+    default_error_messages = {"required": "is required"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.error_messages["required"] = "is required"
+            field.error_messages["null"] = "must not be null"
+
+    def to_internal_value(self, data):
+        errors = {}
+        try:
+            validated = super().to_internal_value(data)
+        except ValidationError as error:
+            errors.update(error.detail)
+            validated = None
+        for name in data if isinstance(data, dict) else ():
+            if name not in self.fields:
+                errors[name] = [ValidationError("is not a known field", code="unknown_field").detail[0]]
+        if errors:
+            raise ValidationError(errors)
+        return validated
+
+
 @extend_schema_serializer(
     examples=[
         OpenApiExample(
@@ -165,34 +191,12 @@ class StrictUrlField(serializers.Field):
         )
     ]
 )
-class SessionCreateInputSerializer(serializers.Serializer):
+class SessionCreateInputSerializer(StrictInputSerializer):
     subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)
     age_limit = StrictIntegerField(min_value=AGE_LIMIT_MIN, max_value=AGE_LIMIT_MAX)
     callback_url = StrictUrlField()
     cancel_url = StrictUrlField()
     notification_url = StrictUrlField(https_only=True, public_host=True)
-
-    default_error_messages = {"required": "is required"}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        for field in self.fields.values():
-            field.error_messages["required"] = "is required"
-            field.error_messages["null"] = "must not be null"
-
-    def to_internal_value(self, data):
-        errors = {}
-        try:
-            validated = super().to_internal_value(data)
-        except ValidationError as error:
-            errors.update(error.detail)
-            validated = None
-        for name in data:
-            if name not in self.fields:
-                errors[name] = [ValidationError("is not a known field", code="unknown_field").detail[0]]
-        if errors:
-            raise ValidationError(errors)
-        return validated
 
 
 # Per serializer class: one instance, and its fields when it is only its fields (`_plain_fields_of`).
@@ -200,23 +204,36 @@ _prototypes: dict[type, tuple[serializers.Serializer, dict | None]] = {}
 _STRICT_FIELDS = (StrictStringField, StrictIntegerField, StrictUrlField)
 
 
+def _field_is_plain(name: str, field, serializer_class) -> bool:
+    """The field decides alone, by its own to_internal_value: DRF would run nothing else for it."""
+    field_class = type(field)
+    return (
+        isinstance(field, _STRICT_FIELDS)
+        and field_class.run_validation is serializers.Field.run_validation
+        and field_class.validate_empty_values is serializers.Field.validate_empty_values
+        and not field.read_only
+        and field.default is empty
+        and field.source == name
+        and not field.validators
+        and not hasattr(serializer_class, f"validate_{name}")  # DRF runs validate_<field> after the field
+    )
+
+
 def _plain_fields_of(prototype: serializers.Serializer) -> dict | None:
     """{name: field} when the serializer is only its Strict* fields, each deciding alone; else None.
 
-    Such a serializer adds nothing to its fields' own checks (no validate(), no validators, no defaults,
-    no renamed sources), so a body of known fields that each field accepts is valid as it is.
+    Such a serializer adds nothing to its fields' own checks (no validate() or validate_<field>, no
+    validators, no defaults, no renamed sources, DRF's own steps or StrictInputSerializer's around
+    them), so a body of known fields that each field accepts is valid as it is. Anything else goes
+    through DRF: tests/sessions_api/test_validated_input.py holds the two to the same answers.
     """
     serializer_class = type(prototype)
     plain = (
-        all(
-            isinstance(field, _STRICT_FIELDS)
-            and not field.read_only
-            and field.default is empty
-            and field.source == name
-            and not field.validators
-            for name, field in prototype.fields.items()
-        )
+        all(_field_is_plain(name, field, serializer_class) for name, field in prototype.fields.items())
         and serializer_class.validate is serializers.Serializer.validate
+        and serializer_class.run_validation is serializers.Serializer.run_validation
+        and serializer_class.to_internal_value
+        in (serializers.Serializer.to_internal_value, StrictInputSerializer.to_internal_value)
         and not prototype.validators
     )
     return dict(prototype.fields) if plain else None

@@ -6,16 +6,23 @@ classes: on GET /v1/sessions/{id} that was about as much CPU as the rest of the 
 method listed in `lean_methods` is served here instead when the request asks for JSON in the usual way
 (no `Accept`, `*/*` or `application/json`, no `?format=`); anything else goes through DRF as before.
 
-The same steps run in the same order with the same code: the cached key authentication, the per-key
-rate limit (a read's Redis answer is read after its database read), the view's own handler, DRF's
-exception handling (the API's problem details) and the view's `finalize_response` (rate-limit headers,
-`Cache-Control`, `Allow`). What is left out is only the generic machinery: `LeanRequest` is the part of
-DRF's Request the handlers use, and JSON answers are rendered as DRF's JSONRenderer renders them.
+The same steps run in the same order with the same code: the cached key authentication, the view's
+permission classes (DRF's own check_permissions), the per-key rate limit (a read's Redis answer is
+read after its database read), the view's own handler, DRF's exception handling (the API's problem
+details) and the view's `finalize_response` (rate-limit headers, `Cache-Control`, `Allow`). What is
+left out is only the generic machinery: `LeanRequest` is the part of DRF's Request the handlers use,
+and JSON answers are rendered as DRF's JSONRenderer renders them.
+
+So lean dispatch honours one authentication, one throttle, one parser and one renderer, and the
+permission classes that read only what LeanRequest has: `lean_view_check` refuses, when the class is
+defined, a view with `lean_methods` that asks for anything else (ApiView calls it for every subclass).
 """
 
 from functools import cached_property, lru_cache
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpResponse
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -32,6 +39,38 @@ _authentication = CachedApiKeyAuthentication()
 _throttle = ApiKeyRateThrottle()
 _parser = StrictJSONParser()
 _renderer = JSONRenderer()
+# What lean_dispatch runs in place of DRF's per-request choice of classes.
+_HONOURED = {
+    "authentication_classes": (CachedApiKeyAuthentication,),
+    "throttle_classes": (ApiKeyRateThrottle,),
+    "parser_classes": (StrictJSONParser,),
+    "renderer_classes": (JSONRenderer,),
+}
+# Run by DRF's check_permissions on the LeanRequest: they read request.user only.
+_HONOURED_PERMISSIONS = (IsAuthenticated, AllowAny)
+
+
+def _names(classes) -> str:
+    return ", ".join(getattr(cls, "__name__", repr(cls)) for cls in classes) or "none"
+
+
+def lean_view_check(view_class) -> None:
+    """Refuse a view with `lean_methods` whose classes lean dispatch would not honour (ImproperlyConfigured)."""
+    if not view_class.lean_methods:
+        return
+    where = f"{view_class.__module__}.{view_class.__qualname__} (lean_methods {sorted(view_class.lean_methods)})"
+    for attribute, honoured in _HONOURED.items():
+        if tuple(getattr(view_class, attribute)) != honoured:
+            raise ImproperlyConfigured(
+                f"{where}: lean dispatch runs {attribute} = [{_names(honoured)}] only, "
+                f"not [{_names(getattr(view_class, attribute))}]; leave the method to DRF (drop it from lean_methods)"
+            )
+    unknown = [cls for cls in view_class.permission_classes if cls not in _HONOURED_PERMISSIONS]
+    if unknown:
+        raise ImproperlyConfigured(
+            f"{where}: lean dispatch runs the permission classes {_names(_HONOURED_PERMISSIONS)} only, "
+            f"not {_names(unknown)}; leave the method to DRF (drop it from lean_methods)"
+        )
 
 
 def lean_acceptable(request) -> bool:
@@ -76,6 +115,11 @@ class LeanRequest:
     @property
     def query_params(self):
         return self._request.GET
+
+    @property
+    def successful_authenticator(self):
+        """What DRF's permission_denied asks to choose between 401 and 403."""
+        return _authentication if self.user is not None else None
 
 
 @lru_cache(maxsize=1)
@@ -135,6 +179,7 @@ def lean_dispatch(view, request, *args, **kwargs):
     view.headers = dict(defaults)
     try:
         lean.user, lean.auth = _authentication.authenticate(lean)
+        view.check_permissions(lean)
         if not _throttle.allow_request(lean, view):
             view.throttled(lean, None)
         response = getattr(view, request.method.lower())(lean, *args, **kwargs)

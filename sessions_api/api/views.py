@@ -13,7 +13,7 @@ from ..services import session_create
 from .authentication import CachedApiKeyAuthentication
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
-from .lean import json_answer, lean_acceptable, lean_dispatch
+from .lean import json_answer, lean_acceptable, lean_dispatch, lean_view_check
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
 from .serializers import (
     ProblemSerializer,
@@ -131,6 +131,10 @@ class ApiView(APIView):
     # Methods served by lean.py, without DRF's per-request machinery, when the request asks for plain JSON.
     # Their handlers get a lean.LeanRequest: use request.user, .auth, .data, .stream, .query_params only.
     lean_methods: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        lean_view_check(cls)  # refused here, at import, if lean dispatch would not honour its classes
 
     def throttled(self, request, wait):
         state = getattr(request, "rate_limit_state", None)

@@ -5,6 +5,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
+from core.client_address import client_address
 from tenants.models import ApiKey, Membership
 
 from . import sign_in_throttle
@@ -23,7 +24,7 @@ class ThrottledSignInMixin:
         username = self.cleaned_data.get("username")
         if username is None or not self.cleaned_data.get("password"):
             return super().clean()  # no password is checked, so there is nothing to count
-        address = sign_in_throttle.client_address(self.request)
+        address = client_address(self.request)
         if not sign_in_throttle.sign_in_admitted(username=username, address=address):
             # The same words whichever limit was reached, and whether or not the username exists.
             raise forms.ValidationError(

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.client_address import client_address
 from sessions_api.models import Mode
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
@@ -255,7 +256,7 @@ class PasswordResetRequestView(auth_views.PasswordResetView):
         # The link's host comes from settings, never from the request's Host header, which the requester
         # chooses: a forged one would mail the account's owner a link to the requester's server.
         self.extra_email_context = {"public_base_url": settings.PUBLIC_BASE_URL}
-        address = sign_in_throttle.client_address(self.request)
+        address = client_address(self.request)
         if sign_in_throttle.password_reset_admitted(address=address):
             return super().form_valid(form)
         form.add_error(

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
+from tests.support.openapi import assert_matches_openapi
 from tests.support.receiver import WebhookReceiver, make_tls_files
 from tests.support.research_data import research_data_dir, research_data_missing, research_data_required
 from tests.support.workers import in_process_worker
@@ -51,6 +52,21 @@ def _clean_redis(request):
     if uses_service and settings.REDIS_URL:
         redis.Redis.from_url(settings.REDIS_URL).flushdb()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _answers_match_the_openapi_document(monkeypatch):
+    """Every JSON answer under /v1/ that a test gets from Django's test client matches /v1/openapi.json."""
+    from django.test import Client
+
+    request = Client.request
+
+    def checked(self, **kwargs):
+        response = request(self, **kwargs)
+        assert_matches_openapi(response)
+        return response
+
+    monkeypatch.setattr(Client, "request", checked)
 
 
 @pytest.fixture

@@ -167,16 +167,18 @@ def _session_state(session) -> dict:
     }
 
 
-SESSION_STATE = inline_serializer(
-    "ClientSessionState",
-    {
+def _session_state_fields() -> dict:
+    """The fields of `_session_state`'s answer, for the OpenAPI document (fresh field objects each time)."""
+    return {
         "sessionId": serializers.CharField(),
         "status": serializers.CharField(),
         "reason": serializers.CharField(allow_null=True),
         "mode": serializers.CharField(),
         "expiresAt": serializers.CharField(),
-    },
-)
+    }
+
+
+SESSION_STATE = inline_serializer("ClientSessionState", _session_state_fields())
 
 
 class ClientConfigApi(ClientApiView):
@@ -242,14 +244,7 @@ class ClientSessionCreateApi(ClientApiView):
         request=ClientSessionInputSerializer,
         responses={
             201: inline_serializer(
-                "ClientSessionCreated",
-                {
-                    "sessionId": serializers.CharField(),
-                    "clientSecret": serializers.CharField(),
-                    "status": serializers.CharField(),
-                    "mode": serializers.CharField(),
-                    "expiresAt": serializers.CharField(),
-                },
+                "ClientSessionCreated", {**_session_state_fields(), "clientSecret": serializers.CharField()}
             ),
             **problems(400, 401, 403, 415, 429),
         },

@@ -453,8 +453,9 @@ def _related_or_none(session, name: str):
 
 
 # The answers are built by hand below, not by the output serializers above: DRF's per-field machinery
-# was a large share of a read's time. The serializers still describe the answers in the OpenAPI
-# schema, and tests/sessions_api/test_openapi.py holds the two to the same keys.
+# was a large share of a read's time. The serializers are the one declaration of the answers' fields
+# (the OpenAPI document is generated from them), and the tests hold every answer to that document,
+# no field more or less (tests/support/openapi.py).
 
 
 def session_representation(session) -> dict:

@@ -232,3 +232,38 @@ def test_a_new_key_of_the_same_tenant_creates_sessions_for_that_tenant(onboarded
     session = ApiClient(second_key).create_session()
 
     assert VerificationSession.objects.get(pk=session["sessionId"]).tenant_id == onboarded.tenant.id
+
+
+# POST /v1/sessions writes the row with one prepared INSERT of every column (core.hot_sql.insert_row),
+# not Model.save(): whatever save() would add on the way is skipped. What it would add today, the
+# automatic timestamps, session_create sets itself; anything more must fail here, not go missing.
+TIMESTAMPS_SET_BY_SESSION_CREATE = {"created_at", "updated_at"}
+
+
+def test_a_session_insert_skips_nothing_that_saving_the_model_would_do():
+    from django.db.models import DateField, DateTimeField, Field, Model, signals
+    from django.db.models.fields import NOT_PROVIDED
+
+    # Field.pre_save returns the value as set; the date fields' compute one only with auto_now(_add).
+    plain_pre_saves = (Field.pre_save, DateField.pre_save, DateTimeField.pre_save)
+
+    assert VerificationSession.save is Model.save, "save() overridden: insert_row would skip it"
+    for signal in (signals.pre_save, signals.post_save):
+        assert not signal.has_listeners(VerificationSession), f"a {signal} receiver: insert_row sends none"
+    for field in VerificationSession._meta.concrete_fields:
+        assert field.db_default is NOT_PROVIDED, f"{field.name}: a database default, but insert_row sets every column"
+        computed_on_save = (
+            getattr(field, "auto_now", False)
+            or getattr(field, "auto_now_add", False)
+            or type(field).pre_save not in plain_pre_saves
+        )
+        if computed_on_save:
+            assert field.attname in TIMESTAMPS_SET_BY_SESSION_CREATE, f"{field.name} is computed by save()"
+
+
+def test_a_created_session_has_the_timestamps_save_would_have_given_it(api):
+    before = datetime.now(UTC)
+    created = api.create_session()
+
+    session = VerificationSession.objects.get(pk=created["sessionId"])
+    assert before <= session.created_at == session.updated_at <= datetime.now(UTC)

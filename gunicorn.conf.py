@@ -12,10 +12,20 @@ import os
 
 from gunicorn import util
 
+from ageverify.env import ENV
+
 # Sync workers, two per core the process may use plus one (gunicorn's own advice), or WEB_CONCURRENCY.
 # A request holds its worker for its whole length, and a session's creation holds it through its
 # commit's wait for the disk: with fewer workers than that, the CPU stands idle during those waits.
-workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * len(os.sched_getaffinity(0)) + 1)
+workers = ENV.integer(
+    "WEB_CONCURRENCY",
+    2 * len(os.sched_getaffinity(0)) + 1,
+    "gunicorn's sync workers (`gunicorn.conf.py`)",
+    minimum=1,
+    shown="two per core plus one",
+    example="5",
+    section="Web server (gunicorn)",
+)
 
 # gunicorn's defaults, stated so that the proxy's limits (README) can be set to match them.
 limit_request_line = 4094

@@ -1,10 +1,10 @@
-"""gunicorn settings, read from the working directory by the README's `gunicorn ageverify.wsgi ...` command:
+"""gunicorn settings, read from the working directory by docs/operations.md's `gunicorn ageverify.wsgi ...` command:
 the number of sync workers, and the answers to requests gunicorn refuses itself.
 
 Requests gunicorn refuses before Django sees them (request line over 4094 bytes, a header over 8190
 bytes or more than 100 headers, a malformed header) used to get gunicorn's HTML page; the API's
 clients expect RFC 9457 problem details everywhere, so the error writer below answers in that format.
-The TLS proxy in front should refuse even earlier with the same limits (README, "Production").
+The TLS proxy in front should refuse even earlier with the same limits (docs/operations.md).
 """
 
 import json
@@ -27,7 +27,7 @@ workers = ENV.integer(
     section="Web server (gunicorn)",
 )
 
-# gunicorn's defaults, stated so that the proxy's limits (README) can be set to match them.
+# gunicorn's defaults, stated so that the proxy's limits (docs/operations.md) can be set to match them.
 limit_request_line = 4094
 limit_request_fields = 100
 limit_request_field_size = 8190

@@ -4,7 +4,7 @@
 when it is unset or empty, and on anything else stops start-up with an error that names the variable,
 the form it expects and the value it got (`ConfigurationError`, which `manage.py` prints on one line).
 Each call also records the variable (its form, its documented default, its meaning, its section and
-whether a production installation sets it), from which `scripts/config_reference.py` writes
+whether a production installation sets it), from which `scripts/reference_docs.py` writes
 docs/configuration.md and deploy/env.example; a test holds both files to what it would write.
 """
 

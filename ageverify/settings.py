@@ -1,7 +1,7 @@
 """AgeVerify settings: every knob is read from the environment here (and gunicorn's worker count in
 gunicorn.conf.py), through the typed reader of ageverify/env.py, which names the variable and the form it
 expects when a value is wrong. docs/configuration.md is written from these reads
-(`scripts/config_reference.py`): the meaning given to each is what the reference says.
+(`scripts/reference_docs.py`): the meaning given to each is what the reference says.
 
 Development defaults are safe to run on a laptop (SQLite, a filesystem broker); with DEBUG off a
 missing secret is a loud start-up failure, never a silent default.
@@ -174,8 +174,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Off: a session's creation commits without waiting for the WAL flush (PostgreSQL only), as webhook
-# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (README, "API behaviour
-# in brief"). On: every creation waits for the disk, at about a tenth of POST's throughput.
+# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (docs/integration-api.md,
+# "API behaviour in brief"). On: every creation waits for the disk, at about a tenth of POST's throughput.
 SESSION_CREATE_WAIT_FOR_DISK = ENV.flag(
     "SESSION_CREATE_WAIT_FOR_DISK",
     False,
@@ -340,6 +340,8 @@ LANGUAGE_COOKIE_SECURE = not DEBUG
 USE_TZ = True
 
 STATIC_URL = "/static/"
+# The documentation site, built from docs/ by `mkdocs build` (mkdocs.yml; scripts/setup-env.sh) and served at /docs/.
+DOCS_SITE_DIR = BASE_DIR / ".docs-site"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 STORAGES = {
@@ -427,7 +429,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
+    # The sidecar's Redoc, served by sessions_api/api/redoc_bundle.py without its cdn.redoc.ly logo.
+    "REDOC_DIST": "/v1/redoc-dist",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/v1",
     # 3.1 for its `webhooks`: the events AgeVerify sends, their payloads and headers.
@@ -551,7 +554,7 @@ WEBHOOK_REQUEUE_AFTER_SECONDS = ENV.integer(
 # A tenant's new deliveries are sent by its drains (webhooks.drains): at most this many at once across
 # all delivery workers, each one delivery after another, for at most WEBHOOK_DRAIN_SLICE_SECONDS before
 # it goes back to the end of the queue. 0: one queued task per delivery instead. More is not faster to a
-# fast receiver (the drains of one process share its GIL; README, "How it scales out").
+# fast receiver (the drains of one process share its GIL; docs/scaling.md).
 WEBHOOK_TENANT_DRAINS = ENV.integer(
     "WEBHOOK_TENANT_DRAINS",
     8,

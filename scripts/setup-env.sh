@@ -43,6 +43,16 @@ ensure_venv() {
   ensure_age_network
   ensure_face_model
   ensure_translations
+  ensure_docs_site
+}
+
+# The documentation site (docs/, mkdocs.yml) built strictly into .docs-site/, which the service serves at
+# /docs/: a broken link or a page missing from the nav stops the setup. Offline: no font or script from a CDN.
+ensure_docs_site() {
+  if ! NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet; then
+    echo "the documentation site did not build: see the warnings above" >&2
+    return 1
+  fi
 }
 
 # The holder match's descriptor model comes inside a PyPI package; its sha256 is checked here at

@@ -68,9 +68,9 @@ def test_good_values_are_read_as_their_type_and_empty_ones_count_as_unset():
     assert shown.stdout.strip() == "7 2.5 True ['a.example', 'b.example'] 100"
 
 
-def test_the_reference_and_the_example_environment_are_what_the_settings_read():
+def test_the_generated_pages_and_the_example_environment_are_what_their_sources_say():
     result = subprocess.run(
-        [sys.executable, "scripts/config_reference.py", "--check"], cwd=REPO, capture_output=True, text=True
+        [sys.executable, "scripts/reference_docs.py", "--check"], cwd=REPO, capture_output=True, text=True
     )
 
     assert result.returncode == 0, result.stdout + result.stderr

@@ -1,17 +1,21 @@
-"""Writes docs/configuration.md and deploy/env.example from the settings' own reads of the environment.
+"""Writes the generated reference pages: docs/configuration.md and deploy/env.example from the settings'
+own reads of the environment, docs/api-reference.md from the OpenAPI document.
 
 Every variable is read through ageverify/env.py's reader, which records its form, default, meaning and
 whether production sets it; this script loads the settings (and gunicorn.conf.py) with an empty
-environment and writes both files from that record. `--check` writes nothing and fails, showing the
-difference, when a committed file is not what it would write (tests/test_configuration.py runs it).
+environment (DEBUG on) and writes both files from that record, then asks drf-spectacular for the OpenAPI
+document those settings serve at /v1/openapi.json. `--check` writes nothing and fails, showing the
+difference, when a committed file is not what it would write (tests/test_configuration.py and
+tests/docs/test_site.py run it).
 
-    .venv/bin/python scripts/config_reference.py          # rewrite both files
-    .venv/bin/python scripts/config_reference.py --check  # exit 1 if either differs
+    .venv/bin/python scripts/reference_docs.py          # rewrite the three files
+    .venv/bin/python scripts/reference_docs.py --check  # exit 1 if one differs
 """
 
 import argparse
 import difflib
 import importlib
+import os
 import runpy
 import sys
 from pathlib import Path
@@ -23,7 +27,8 @@ from ageverify import env as environment  # noqa: E402
 
 REFERENCE = REPO / "docs" / "configuration.md"
 ENV_EXAMPLE = REPO / "deploy" / "env.example"
-WRITER = "scripts/config_reference.py"
+API_REFERENCE = REPO / "docs" / "api-reference.md"
+WRITER = "scripts/reference_docs.py"
 
 
 def variables() -> list[environment.Variable]:
@@ -114,13 +119,68 @@ def env_example(found: list[environment.Variable]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def openapi_document() -> dict:
+    """The OpenAPI document of /v1/openapi.json, from the settings `variables()` loaded."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "ageverify.settings"
+    import django
+
+    django.setup()
+    from drf_spectacular.generators import SchemaGenerator
+
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def api_reference(document: dict) -> str:
+    info = document["info"]
+    lines = [
+        "# API reference",
+        "",
+        f"<!-- Written by {WRITER} from the OpenAPI document the service serves: change the views' schema",
+        "     and run the script again; a test fails while this file differs. -->",
+        "",
+        info["description"],
+        "",
+        f"The whole reference, with every field, example and answer, is the OpenAPI {document['openapi']}",
+        "document the service serves at `/v1/openapi.json` (its `webhooks` describe the",
+        'events it sends), shown by Swagger UI at [/v1/docs](/v1/docs) (with "Try it out") and by Redoc at',
+        "[/v1/redoc](/v1/redoc); all their assets are served by the service itself, and `/` links them and",
+        "the dashboard. Authentication is the `X-API-Key` header (secret keys) or a publishable key as `?key=`",
+        "(the client endpoints of [SDK mode](integration-sdk.md)); errors are problem details",
+        "([Errors and reasons](errors.md)).",
+        "",
+        f"Version {info['version']}. The operations, from that document:",
+        "",
+    ]
+    by_tag: dict[str, list[tuple[str, str, dict]]] = {}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            by_tag.setdefault(operation.get("tags", ["other"])[0], []).append((method.upper(), path, operation))
+    for tag, operations in by_tag.items():
+        lines += [f"## {tag}", "", "| operation | request | answers |", "|---|---|---|"]
+        for method, path, operation in operations:
+            link = f"[{_cell(operation['summary'])}](/v1/redoc#operation/{operation['operationId']})"
+            answers = ", ".join(sorted(operation["responses"]))
+            lines.append(f"| {link} | `{method} {path}` | {answers} |")
+        lines.append("")
+    lines += ["## Webhooks", "", "| event | sent |", "|---|---|"]
+    for name, hook in document.get("webhooks", {}).items():
+        lines.append(f"| `{name}` | {_cell(hook['post']['summary'])} |")
+    lines += ["", "How they are sent, retried and verified: [Webhooks](webhooks.md).", ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file differs")
     args = parser.parse_args()
     found = variables()
+    written = {
+        REFERENCE: reference(found),
+        ENV_EXAMPLE: env_example(found),
+        API_REFERENCE: api_reference(openapi_document()),
+    }
     differ = False
-    for path, text in ((REFERENCE, reference(found)), (ENV_EXAMPLE, env_example(found))):
+    for path, text in written.items():
         current = path.read_text() if path.exists() else ""
         if current == text:
             continue

@@ -1,10 +1,10 @@
-"""gunicorn settings, read from the working directory by the README's `gunicorn ageverify.wsgi ...` command:
+"""gunicorn settings, read from the working directory by docs/operations.md's `gunicorn ageverify.wsgi ...` command:
 the number of sync workers, and the answers to requests gunicorn refuses itself.
 
 Requests gunicorn refuses before Django sees them (request line over 4094 bytes, a header over 8190
 bytes or more than 100 headers, a malformed header) used to get gunicorn's HTML page; the API's
 clients expect RFC 9457 problem details everywhere, so the error writer below answers in that format.
-The TLS proxy in front should refuse even earlier with the same limits (README, "Production").
+The TLS proxy in front should refuse even earlier with the same limits (docs/operations.md).
 """
 
 import json
@@ -12,12 +12,22 @@ import os
 
 from gunicorn import util
 
+from ageverify.env import ENV
+
 # Sync workers, two per core the process may use plus one (gunicorn's own advice), or WEB_CONCURRENCY.
 # A request holds its worker for its whole length, and a session's creation holds it through its
 # commit's wait for the disk: with fewer workers than that, the CPU stands idle during those waits.
-workers = int(os.environ.get("WEB_CONCURRENCY") or 2 * len(os.sched_getaffinity(0)) + 1)
+workers = ENV.integer(
+    "WEB_CONCURRENCY",
+    2 * len(os.sched_getaffinity(0)) + 1,
+    "gunicorn's sync workers (`gunicorn.conf.py`)",
+    minimum=1,
+    shown="two per core plus one",
+    example="5",
+    section="Web server (gunicorn)",
+)
 
-# gunicorn's defaults, stated so that the proxy's limits (README) can be set to match them.
+# gunicorn's defaults, stated so that the proxy's limits (docs/operations.md) can be set to match them.
 limit_request_line = 4094
 limit_request_fields = 100
 limit_request_field_size = 8190

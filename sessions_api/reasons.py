@@ -1,7 +1,7 @@
 """What each `reason` of a final session means and what the partner should do about it.
 
-One text per reason, shown in the OpenAPI schema (the `reason` field) and printed in the README's reason
-table; tests/docs/test_reasons.py holds the README to these texts and to every reason the code knows.
+One text per reason, shown in the OpenAPI schema (the `reason` field) and printed in the reason
+table of docs/errors.md; tests/docs/test_reasons.py holds that page to these texts and to every reason the code knows.
 """
 
 from .choices import Reason, Status
@@ -81,7 +81,7 @@ GUIDE: dict[str, ReasonGuide] = {
 
 
 def reason_table_markdown() -> str:
-    """The README's reason table, as it must read."""
+    """The reason table of docs/errors.md, as it must read."""
     lines = ["| reason | status | what it means | what to do |", "|---|---|---|---|"]
     for reason, guide in GUIDE.items():
         lines.append(f"| `{reason}` | `{guide.status}` | {guide.meaning} | {guide.action} |")

@@ -78,7 +78,7 @@ def session_create(
     }
     # The API's most frequent write: one prepared INSERT of every column, without the ORM's per-save
     # compilation (VerificationSession has no save signals to send). Unless SESSION_CREATE_WAIT_FOR_DISK,
-    # its commit does not wait for the disk (README, "API behaviour in brief").
+    # its commit does not wait for the disk (docs/integration-api.md, "API behaviour in brief").
     insert_row(VerificationSession, values, wait_for_disk=settings.SESSION_CREATE_WAIT_FOR_DISK)
     return CreatedSession(values=values, tenant=tenant, token=token)
 

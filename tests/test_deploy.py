@@ -1,4 +1,5 @@
-"""The systemd units in deploy/: every process the README names, restarted by systemd, on the queues the code uses."""
+"""The systemd units in deploy/: every process docs/operations.md names, restarted by systemd, on the queues the code
+uses."""
 
 import configparser
 import os
@@ -10,6 +11,7 @@ from django.conf import settings
 from bench.api import production_workers
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+OPERATIONS_PAGE = DEPLOY.parent / "docs" / "operations.md"
 
 
 def unit(name: str) -> configparser.ConfigParser:
@@ -52,13 +54,13 @@ def test_there_is_one_worker_unit_per_queue_the_tasks_are_routed_to():
     assert routed <= set(queues)
 
 
-def test_the_delivery_worker_unit_runs_the_thread_pool_the_readme_describes():
+def test_the_delivery_worker_unit_runs_the_thread_pool_the_docs_describe():
     command = exec_start("ageverify-worker-webhooks.service")
-    readme = (DEPLOY.parent / "README.md").read_text()
+    documented = OPERATIONS_PAGE.read_text()
 
     assert command[command.index("--pool") + 1] == "threads"
     assert int(command[command.index("--concurrency") + 1]) == 32
-    assert "celery -A ageverify worker -Q webhooks -n webhooks@%h --pool threads --concurrency 32" in readme
+    assert "celery -A ageverify worker -Q webhooks -n webhooks@%h --pool threads --concurrency 32" in documented
 
 
 def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
@@ -70,7 +72,7 @@ def test_the_web_unit_serves_the_wsgi_application_and_beat_runs_the_schedule():
 
 
 def _gunicorn_workers(env: dict) -> int:
-    """The worker count gunicorn resolves for the README's web command, from gunicorn.conf.py and `env`."""
+    """The worker count gunicorn resolves for the web command of docs/operations.md, from gunicorn.conf.py and `env`."""
     shell = {name: value for name, value in os.environ.items() if name != "WEB_CONCURRENCY"}
     return production_workers({**shell, "DEBUG": "1", **env})
 
@@ -79,9 +81,9 @@ def test_the_web_service_runs_two_sync_workers_per_core_plus_one_unless_told_oth
     # A request holds its sync worker for its whole length, a session's creation through its commit's wait
     # for the disk: three workers on two cores left the CPU idle during those waits.
     web = exec_start("ageverify-web.service")
-    readme = (DEPLOY.parent / "README.md").read_text()
+    documented = OPERATIONS_PAGE.read_text()
 
     assert _gunicorn_workers({}) == 2 * len(os.sched_getaffinity(0)) + 1
     assert _gunicorn_workers({"WEB_CONCURRENCY": "7"}) == 7
-    assert "--workers" not in web  # the unit takes the count from gunicorn.conf.py, as the README's command
-    assert "gunicorn ageverify.wsgi --bind 0.0.0.0:8000  " in readme
+    assert "--workers" not in web  # the unit takes the count from gunicorn.conf.py, as the documented command
+    assert "gunicorn ageverify.wsgi --bind 0.0.0.0:8000  " in documented

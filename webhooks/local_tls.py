@@ -1,6 +1,6 @@
 """A local certificate authority and a receiver certificate, for webhook receivers on this machine.
 
-Used by `manage.py webhook_receiver` (the README's local webhook recipe) and the tests' receiver. The
+Used by `manage.py webhook_receiver` (the local webhook recipe of docs/webhooks.md) and the tests' receiver. The
 sender trusts the local CA through `WEBHOOK_CA_BUNDLE`; `trust_bundle_write` puts it beside the
 system's authorities, so public receivers keep verifying as before.
 """

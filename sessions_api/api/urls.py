@@ -6,12 +6,13 @@ from rest_framework.permissions import AllowAny
 
 from .client import ClientConfigApi, ClientLaunchApi, ClientSessionCreateApi, ClientSessionStatusApi
 from .collection import SessionCancelApi, SessionCollectionApi
+from .redoc_bundle import redoc_bundle
 from .sandbox import SandboxAdvanceApi
 from .views import SessionDetailApi
 
 _public = {"authentication_classes": [], "permission_classes": [AllowAny]}
-# The reference pages fetch nothing from another host: Redoc's bundle would load its sidebar logo from
-# cdn.redoc.ly; refused here, the image reports an error and Redoc leaves it out.
+# The reference pages fetch nothing from another host (Redoc's bundle comes without its cdn.redoc.ly logo,
+# redoc_bundle.py); should an asset try, the browser refuses it.
 DOCS_CONTENT_SECURITY_POLICY = "img-src 'self' data:; font-src 'self' data:; connect-src 'self'"
 
 
@@ -46,4 +47,5 @@ urlpatterns = [
         ),
         name="api-redoc",
     ),
+    path("redoc-dist/bundles/redoc.standalone.js", redoc_bundle, name="api-redoc-bundle"),
 ]

@@ -1,6 +1,7 @@
-"""The docs test: every shell block of the README is run as printed (against a live server, the test
-database and a real webhook worker), and its printed answers are held to the real ones; the README's
-few blocks that cannot run here say why below. When the README drifts, this test fails."""
+"""The docs test: every code block of the README and of every page of docs/ (the documentation site) is run
+as printed (against a live server, the test database and a real webhook worker), and its printed answers
+are held to the real ones; the few blocks that cannot run here say why below. When the docs drift, this
+test fails. A new page's blocks join RUN (with the test that runs them) or NOT_RUN (with why)."""
 
 import io
 import json
@@ -25,9 +26,9 @@ from tests.factories import finished_session
 from tests.support.readme import (
     REPO,
     answer_mismatches,
+    doc_blocks,
     printed_pairs,
-    readme_blocks,
-    readme_python_blocks,
+    python_blocks,
     run,
     run_curl,
 )
@@ -40,35 +41,82 @@ PLACEHOLDER_SESSION = "ses_01K..."
 DEMO_URL = "http://localhost:8000"
 RECEIVER_PORT = "8443"
 
-# First command of a block -> the test that runs it, or why it is not run here.
+# First command (or first line) of a block -> the test that runs it, or why it is not run here.
 RUN = {
     "KEY=av_test_...": "test_the_walk_through_works_as_printed_with_either_key",
     'curl -s "http://localhost:8000/v1/sessions?': "test_the_walk_through_works_as_printed_with_either_key",
     "DEBUG=1 .venv/bin/python manage.py create_tenant": "test_the_onboarding_commands_work_as_printed",
     "DEBUG=1 .venv/bin/python manage.py webhook_receiver": "test_the_local_webhook_recipe_works_as_printed",
+    "from standardwebhooks.webhooks import Webhook": "test_the_python_snippets_run_as_printed",
+    "from ageverify_client import": "test_the_python_snippets_run_as_printed",
+    "try:": "test_the_python_snippets_run_as_printed",
+    "DEBUG=1 API_RATE_LIMIT_BURST=abc": "test_a_wrong_setting_is_refused_as_printed",
+    ".venv/bin/python scripts/licences.py": "test_the_licence_verdict_is_as_printed",
+    ".venv/bin/mkdocs build --strict": "test_the_site_builds_strictly_as_printed",
 }
 NOT_RUN = {
     "scripts/demo": (
-        "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test"
+        "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test; "
+        "scripts/test is what runs this test"
     ),
     "gunicorn ageverify.wsgi": "production processes: tests/test_deploy.py checks the units that run them",
     "sudo cp deploy/": "installs systemd units as root",
     ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
     "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "
     "tests/flow/test_languages.py runs its --check",
+    "<!-- Content-Security-Policy": "a partner's page: tests/e2e/test_sdk.py loads the SDK so in Chromium",
+    "// checkout.js": "a partner's script: tests/e2e/test_sdk.py makes these calls in Chromium",
 }
 
 
 def blocks_starting(prefix):
-    found = [block for block in readme_blocks() if block.first_command.startswith(prefix)]
-    assert found, f"no README block starts with {prefix!r}"
+    found = [block for block in doc_blocks() if block.first_command.startswith(prefix)]
+    assert found, f"no block of the docs starts with {prefix!r}"
     return found[0]
 
 
-def test_every_readme_block_is_run_here_or_says_why_not():
-    for block in readme_blocks():
+def test_every_block_of_every_page_is_run_here_or_says_why_not():
+    for block in doc_blocks():
         known = [prefix for prefix in (*RUN, *NOT_RUN) if block.first_command.startswith(prefix)]
-        assert known, f"README block under {block.heading!r} ({block.first_command[:60]!r}) is neither run nor excused"
+        assert known, (
+            f"{block.page}: {block.language} block under {block.heading!r} ({block.first_command[:60]!r}) "
+            "is neither run nor excused"
+        )
+    assert set(RUN.values()) <= set(globals()), "RUN names a test this module does not have"
+
+
+def matches_printed(printed: str, line: str) -> bool:
+    """`line` as the docs print it, where "..." stands for anything."""
+    return re.fullmatch(".+".join(re.escape(part) for part in printed.split("...")), line) is not None
+
+
+def test_a_wrong_setting_is_refused_as_printed(shell_env):
+    (step,) = blocks_starting("DEBUG=1 API_RATE_LIMIT_BURST=abc").steps
+
+    result = run(step.command, env=shell_env)
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == step.after[0]
+
+
+def test_the_licence_verdict_is_as_printed(shell_env):
+    (step,) = blocks_starting(".venv/bin/python scripts/licences.py").steps
+
+    result = run(step.command, env=shell_env)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert matches_printed(step.after[0], result.stdout.strip()), (step.after[0], result.stdout)
+
+
+def test_the_site_builds_strictly_as_printed(shell_env, tmp_path):
+    (step,) = blocks_starting(".venv/bin/mkdocs build --strict").steps
+
+    # Into a folder of its own, so the site the service serves is left as setup built it.
+    result = run(f"{step.command} --site-dir {tmp_path / 'site'}", env={**shell_env, "NO_MKDOCS_2_WARNING": "1"})
+
+    assert result.returncode == 0, result.stderr
+    assert "Documentation built" in result.stderr
+    assert (tmp_path / "site" / "webhooks" / "index.html").is_file()
 
 
 @pytest.fixture
@@ -84,7 +132,7 @@ def demo(settings, tmp_path, transactional_db):
 
 @pytest.fixture
 def shell_env(tmp_path):
-    """The environment README commands run in: the test database and Redis, a private var/ directory."""
+    """The environment the documented commands run in: the test database and Redis, a private var/ directory."""
     return {**os.environ, "DATABASE_URL": _database_url(), "AGEVERIFY_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
 
 
@@ -157,7 +205,7 @@ def _free_port() -> str:
 
 @contextmanager
 def background(command: str, env: dict):
-    """A README command that runs until stopped; yields a queue of its output lines, stops it (by its pid)."""
+    """A documented command that runs until stopped; yields a queue of its output lines, stops it (by its pid)."""
     # Its own process group (bash and the command it runs), stopped by that group's id, which is its pid.
     process = subprocess.Popen(
         ["bash", "-c", command],
@@ -222,7 +270,8 @@ def _received_event(session, receiver):
 
 
 def test_the_python_snippets_run_as_printed(live_server, onboarded, receiver, settings):
-    verify_snippet, client_snippet, confirm_snippet = readme_python_blocks()
+    (verify_snippet,) = python_blocks("docs/webhooks.md")
+    client_snippet, confirm_snippet = python_blocks("docs/integration-api.md")
     tenant = onboarded.tenant
     live_event = _received_event(finished_session(tenant, mode="live", notification_url=receiver.url()), receiver)
     sandbox_event = _received_event(finished_session(tenant, mode="test", notification_url=receiver.url()), receiver)

@@ -1,4 +1,4 @@
-"""The reason table: the README and the OpenAPI schema explain every reason the code can give a session."""
+"""The reason table: docs/errors.md and the OpenAPI schema explain every reason the code can give a session."""
 
 import json
 import re
@@ -8,24 +8,24 @@ from sessions_api.choices import Reason
 from sessions_api.reasons import GUIDE, reason_table_markdown
 from sessions_api.state_machine import APPROVED_REASONS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERRORS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
 
 def readme_reason_rows() -> dict[str, str]:
-    """{reason: status} of the README's table under "Why a session ended"."""
-    section = README.read_text().split("## Why a session ended", 1)[1].split("\n## ", 1)[0]
+    """{reason: status} of the errors page's table under "Why a session ended"."""
+    section = ERRORS_PAGE.read_text().split("## Why a session ended", 1)[1].split("\n## ", 1)[0]
     return dict(re.findall(r"^\| `([a-z_]+)` \| `([a-z_]+)` \|", section, flags=re.MULTILINE))
 
 
-def test_every_reason_of_the_code_has_a_row_in_the_readme_and_nothing_else_does():
+def test_every_reason_of_the_code_has_a_row_in_the_docs_and_nothing_else_does():
     rows = readme_reason_rows()
 
     assert set(rows) == set(Reason.values)
     assert {reason for reason, status in rows.items() if status == "approved"} == set(APPROVED_REASONS)
 
 
-def test_the_readme_table_reads_as_the_guide_says():
-    assert reason_table_markdown() in README.read_text(), "README's reason table drifted: paste reason_table_markdown()"
+def test_the_docs_table_reads_as_the_guide_says():
+    assert reason_table_markdown() in ERRORS_PAGE.read_text(), "the reason table drifted: paste reason_table_markdown()"
     assert set(GUIDE) == set(Reason.values)
 
 

@@ -1,9 +1,11 @@
-"""The README's shell blocks as steps a docs test runs: each command, and the answer printed under it.
+"""The code blocks of the README and of every page of docs/, as a docs test runs them.
 
-A block is a fenced `sh` block. A step is one command (continued by a trailing backslash or an open
-quote), the comment lines before it, and its printed answer: the comment lines right after it that
-start with `# {` (continued by lines starting with `#  `), `# verified` or `# Receiving`. `answer_mismatches` holds
-a real answer to that printed one: every key shown exists, and the values that do not vary between
+A block is a fenced block with a language (`sh`, `python`, `html`, `js`, ...); an unlabelled or `text`
+block is printed output, not something to run. A shell block is made of steps: one command (continued
+by a trailing backslash or an open quote), the comment lines before it, and its printed answer: the
+comment lines right after it that start with `# {` (continued by lines starting with `#  `), `# verified`
+or `# Receiving`; any comment lines right after a command are also kept as `after`. `answer_mismatches`
+holds a real answer to that printed one: every key shown exists, and the values that do not vary between
 runs (status, reason, code, ...) are equal.
 """
 
@@ -16,6 +18,13 @@ from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 REPO = README.parent
+OUTPUT_LANGUAGES = {"", "text"}
+
+
+def pages() -> list[Path]:
+    """The README, then every page of the documentation site."""
+    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+
 
 # Values that stay the same from one run to the next; every other printed value (and any with "...")
 # only shows the key.
@@ -46,17 +55,23 @@ class Step:
     command: str
     printed: str = ""  # the answer printed under it, comment marks removed
     comment: str = ""  # the comment lines before it
+    after: list[str] = field(default_factory=list)  # the comment lines right after it, comment marks removed
 
 
 @dataclass
 class Block:
+    page: str  # its file, relative to the repository
     heading: str  # the section it is in
+    language: str
     text: str
     steps: list[Step] = field(default_factory=list)
 
     @property
     def first_command(self) -> str:
-        return self.steps[0].command if self.steps else ""
+        """A shell block's first command; another block's first line."""
+        if self.language == "sh":
+            return self.steps[0].command if self.steps else ""
+        return next((line.strip() for line in self.text.splitlines() if line.strip()), "")
 
 
 def _complete(command: str) -> bool:
@@ -68,14 +83,18 @@ def _complete(command: str) -> bool:
 
 
 def _steps(text: str) -> list[Step]:
-    steps, comment, pending, in_answer = [], [], "", False
+    steps, comment, pending, in_answer, after = [], [], "", False, None
     for line in text.splitlines():
         stripped = line.strip()
+        if after is not None and stripped.startswith("#") and not pending:
+            after.append(stripped[1:].strip())
+        elif not pending:
+            after = None
         if pending:
             pending += "\n" + line
             if _complete(pending):
                 steps.append(Step(pending, comment="\n".join(comment)))
-                pending, comment = "", []
+                pending, comment, after = "", [], steps[-1].after
             continue
         if stripped.startswith("#"):
             body = stripped[1:]
@@ -92,27 +111,36 @@ def _steps(text: str) -> list[Step]:
             continue
         if _complete(line):
             steps.append(Step(line, comment="\n".join(comment)))
-            comment = []
+            comment, after = [], steps[-1].after
         else:
             pending = line
     return steps
 
 
-def readme_blocks() -> list[Block]:
+def page_blocks(page: Path) -> list[Block]:
+    """The blocks to run of one page (output blocks left out)."""
     blocks, heading = [], ""
-    lines = README.read_text().splitlines()
+    lines = page.read_text().splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]
         if line.startswith("#") and not line.startswith("#!"):
             heading = line.lstrip("#").strip()
-        if line.strip() == "```sh":
+        if line.startswith("```"):
+            language = line[3:].strip()
             end = lines.index("```", index + 1)
             text = "\n".join(lines[index + 1 : end])
-            blocks.append(Block(heading, text, _steps(text)))
+            if language not in OUTPUT_LANGUAGES:
+                steps = _steps(text) if language == "sh" else []
+                blocks.append(Block(str(page.relative_to(REPO)), heading, language, text, steps))
             index = end
         index += 1
     return blocks
+
+
+def doc_blocks() -> list[Block]:
+    """Every block to run, of the README and of every page of docs/."""
+    return [block for page in pages() for block in page_blocks(page)]
 
 
 def printed_pairs(printed: str) -> list[tuple[str, object]]:
@@ -139,7 +167,7 @@ def answer_mismatches(printed: str, answer) -> list[str]:
         if key not in actual:
             problems.append(f"no {key!r} in the answer")
         elif key in STABLE_KEYS and not (isinstance(value, str) and "..." in value) and value not in actual[key]:
-            problems.append(f"{key!r} is {actual[key]!r}, the README prints {value!r}")
+            problems.append(f"{key!r} is {actual[key]!r}, the docs print {value!r}")
     return problems
 
 
@@ -148,7 +176,7 @@ def run(command: str, *, env: dict, timeout: float = 60) -> subprocess.Completed
 
 
 def run_curl(command: str, *, env: dict) -> tuple[int, object]:
-    """Runs a README curl command as printed (plus `-w` to learn the status); returns (status, parsed body)."""
+    """Runs a documented curl command as printed (plus `-w` to learn the status); returns (status, parsed body)."""
     result = run(command + " -w '\\n%{http_code}'", env=env)
     assert result.returncode == 0, (command, result.stderr)
     body, _, status = result.stdout.rpartition("\n")
@@ -159,6 +187,6 @@ def run_curl(command: str, *, env: dict) -> tuple[int, object]:
     return int(status), parsed
 
 
-def readme_python_blocks() -> list[str]:
-    """The README's fenced `python` blocks, in order."""
-    return re.findall(r"^```python\n(.*?)^```$", README.read_text(), flags=re.MULTILINE | re.DOTALL)
+def python_blocks(page: str) -> list[str]:
+    """The fenced `python` blocks of a page (relative to the repository), in order."""
+    return [block.text + "\n" for block in page_blocks(REPO / page) if block.language == "python"]

@@ -118,6 +118,7 @@ class Command(BaseCommand):
                     f"  Webhook secret   {tenant.test_webhook_secret}  (test events)",
                     f"  Dashboard        {info['dashboard']['url']}  login demo / {DEMO_PASSWORD}",
                     f"  Operator admin   {info['admin']['url']}  login admin / {DEMO_PASSWORD}",
+                    f"  Documentation    {settings.PUBLIC_BASE_URL}/docs/",
                     f"  API docs         {settings.PUBLIC_BASE_URL}/v1/docs",
                     "",
                     "  Try it:",

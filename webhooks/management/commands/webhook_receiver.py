@@ -1,6 +1,6 @@
 """`manage.py webhook_receiver`: a local HTTPS webhook receiver that verifies and prints each event.
 
-The README's local webhook recipe: with `scripts/demo` running (which trusts this receiver's
+The local webhook recipe of docs/webhooks.md: with `scripts/demo` running (which trusts this receiver's
 certificate authority through WEBHOOK_CA_BUNDLE), run this in a second terminal and give sessions
 `"notification_url": "https://127.0.0.1:8443/webhooks"`. Each request is verified as a partner's
 receiver would (Standard Webhooks signature with the tenant's live or test secret, timestamp within

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "tenants",
     "webhooks",
     "sessions_api",
+    "age_passes",
     "flow",
     "dashboard",
     "pipeline",
@@ -295,6 +296,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Final sessions past their tenant's retention_days (sessions_api/retention.py).
     "final-sessions-purge": {"task": "sessions_api.tasks.final_sessions_purge", "schedule": timedelta(hours=1)},
+    "age-passes-purge": {"task": "age_passes.tasks.age_passes_purge", "schedule": timedelta(hours=1)},
     # One heartbeat per queue: its age (GET /ops/pipeline) shows whether that queue's workers consume.
     **{
         f"worker-heartbeat-{queue}": {
@@ -492,6 +494,15 @@ FLOW_UPLOAD_RATE_PER_ADDRESS = ENV.number(
 )
 FLOW_UPLOAD_BURST_PER_ADDRESS = ENV.integer(
     "FLOW_UPLOAD_BURST_PER_ADDRESS", 20, "upload POSTs of the hosted flow per client address, at once"
+)
+# Age passes (age_passes/, docs/age-pass.md): a proved age kept with a passkey on the user's device.
+AGE_PASS_LIFETIME_DAYS = ENV.integer(
+    "AGE_PASS_LIFETIME_DAYS", 365, "days an age pass lasts after its proof (a tenant may ask for less)", minimum=1
+)
+AGE_PASS_METHODS = ENV.items(
+    "AGE_PASS_METHODS",
+    "document,age_estimation,digital_id",
+    "the approval methods whose result may be saved as an age pass (empty: no pass is ever saved)",
 )
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)

@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from . import brand, digital_id, embedding, errors, language, views
+from . import age_pass, brand, digital_id, embedding, errors, language, views
 
 app_name = "flow"
 urlpatterns = [
@@ -24,6 +24,13 @@ urlpatterns = [
     path("digital-id/request", digital_id.request_create, name="digital_id_request"),
     path("digital-id/response", digital_id.response_submit, name="digital_id_response"),
     path("digital-id/test-wallet", digital_id.test_wallet, name="digital_id_test_wallet"),
+    path("age-pass/", age_pass.manage_page, name="age_pass_manage_page"),
+    path("age-pass/save/options", age_pass.save_options, name="age_pass_save_options"),
+    path("age-pass/save", age_pass.save, name="age_pass_save"),
+    path("age-pass/use/options", age_pass.use_options, name="age_pass_use_options"),
+    path("age-pass/use", age_pass.use, name="age_pass_use"),
+    path("age-pass/manage/options", age_pass.manage_options, name="age_pass_manage_options"),
+    path("age-pass/manage", age_pass.manage, name="age_pass_manage"),
     path("brand/<str:tenant_id>/logo.png", brand.logo, name="logo"),
     path("brand/<str:tenant_id>/theme.css", brand.theme, name="theme"),
     # Anything else under /flow/ gets the flow's own friendly 404 page.

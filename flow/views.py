@@ -25,6 +25,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
+from age_passes.services import age_pass_save_offered, age_pass_use_offered
 from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.digital_id import digital_id_offered
@@ -134,6 +135,7 @@ def consent(request, session):
             document_first=session.mode == Mode.LIVE and not face_path_on,
             # A sandbox session tries its test wallet on the outcomes page.
             digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
+            age_pass=age_pass_use_offered(session),
         ),
     )
 
@@ -331,6 +333,7 @@ def result(request, session):
             approved=session.status == Status.APPROVED,
             return_address=_return_address(request, session),
             denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
+            age_pass_save=age_pass_save_offered(session),
         ),
     )
 

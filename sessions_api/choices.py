@@ -18,6 +18,7 @@ class Reason(models.TextChoices):
     AGE_ESTIMATION = "age_estimation", "Approved by age estimation"
     DOCUMENT = "document", "Approved by document"
     DIGITAL_ID = "digital_id", "Approved by digital ID"
+    AGE_PASS = "age_pass", "Approved by an age pass"
     LIVENESS_FAILED = "liveness_failed", "Liveness failed"
     DOCUMENT_INVALID = "document_invalid", "Document invalid"
     DOCUMENT_EXPIRED = "document_expired", "Document expired"

@@ -115,6 +115,21 @@ class AgeCredentialResult(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)  # verifiedAt
 
 
+class AgePassResult(models.Model):
+    """What an age pass showed when it approved the session (`agePass`): nothing that names the pass.
+
+    Days, not instants: an exact time of the proof would be the same at every tenant the pass is used at,
+    and so would link the sessions; a day is shared with every other pass proved that day.
+    """
+
+    session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="age_pass")
+    method = models.CharField(max_length=20)  # "face", "document" or "digital_id"
+    proved_on = models.DateField()
+    expires_on = models.DateField()
+    thresholds = models.JSONField(default=list)  # the age limits the pass proves, e.g. [10, ..., 18]
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
 class DigitalIdRequest(models.Model):
     """A single-use presentation request of the digital-ID step; its key material is wiped when consumed."""
 

@@ -23,6 +23,12 @@ GUIDE: dict[str, ReasonGuide] = {
         "A valid, unexpired identity document shows the user is at least the age limit.",
         "Grant access; `validateDoc` holds the age read from the document.",
     ),
+    Reason.AGE_PASS: ReasonGuide(
+        Status.APPROVED,
+        "The user showed an age pass saved on their device after an earlier approval (a passkey, with user "
+        "verification), and it proves the limit.",
+        "Grant access; `agePass` holds how and when the age was proved and which limits the pass covers.",
+    ),
     Reason.LIVENESS_FAILED: ReasonGuide(
         Status.DENIED,
         "The selfie did not show a live person following the head-turn challenge.",

@@ -91,7 +91,7 @@ def _approving_estimate(rule: FaceRule) -> float:
 
 # The reasons a sandbox session may be given for each outcome; the first is the default of its step.
 REASONS_OF_TARGET = {
-    Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID),
+    Status.APPROVED: (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID, Reason.AGE_PASS),
     Status.DENIED: (
         Reason.LIVENESS_FAILED,
         Reason.UNDERAGE_DOCUMENT,
@@ -117,6 +117,19 @@ def _digital_id_result(session: VerificationSession, reason: str) -> Results:
             "value": reason == Reason.DIGITAL_ID,
             "issuer_country": "UT",
             "trust_source": "sandbox",
+        }
+    )
+
+
+def _age_pass_result(session: VerificationSession) -> Results:
+    """A pass proved by a document a month ago, covering every limit up to the session's."""
+    today = timezone.now().date()
+    return Results(
+        age_pass={
+            "method": "document",
+            "proved_on": today - datetime.timedelta(days=30),
+            "expires_on": today + datetime.timedelta(days=335),
+            "thresholds": list(range(min(10, session.age_limit), session.age_limit + 1)),
         }
     )
 
@@ -170,6 +183,8 @@ def _decision_step(session: VerificationSession, to: str, on_document: bool, rea
         return {"to": to, "reason": reason, "count_attempt": True}
     if reason in DIGITAL_ID_REASONS:
         return {"to": to, "reason": reason, "results": _digital_id_result(session, reason)}
+    if reason == Reason.AGE_PASS:
+        return {"to": to, "reason": reason, "results": _age_pass_result(session)}
     if on_document:
         if to in (Status.APPROVED, Status.DENIED):
             return _document_decision(session, to, reason)
@@ -235,8 +250,8 @@ def sandbox_advance(
             raise TransitionNotAllowed(f"{session_id} is already processing")
         if reason in DOCUMENT_REASONS and not on_document:
             raise TransitionNotAllowed(f"{session_id} is analysing a selfie, not a document")
-        if reason in DIGITAL_ID_REASONS:
-            raise TransitionNotAllowed(f"{session_id} is analysing a picture, not a wallet answer")
+        if reason in DIGITAL_ID_REASONS or reason == Reason.AGE_PASS:
+            raise TransitionNotAllowed(f"{session_id} is analysing a picture, not a wallet answer or an age pass")
         steps = [_decision_step(session, to, on_document, reason)]
     elif to == Status.PROCESSING:
         steps = [{"to": Status.PROCESSING}]

@@ -17,6 +17,7 @@ from .choices import Mode
 from .models import (
     AgeCredentialResult,
     AgeEstimationResult,
+    AgePassResult,
     DocumentResult,
     LivenessResult,
     SessionEvent,
@@ -40,7 +41,7 @@ def session_get(*, session_id: str, tenant: Tenant | None = None, mode: str | No
     if not is_prefixed_ulid(session_id, "ses"):
         raise SessionNotFound(session_id)
     sessions = VerificationSession.objects.select_related(
-        "tenant", "age_estimation", "liveness", "document", "age_credential"
+        "tenant", "age_estimation", "liveness", "document", "age_credential", "age_pass"
     )
     try:
         # By id alone, tenant and mode compared here: see _session_read_sql for why not in the query.
@@ -97,6 +98,14 @@ class AgeCredentialRead:
     created_at: datetime
 
 
+@dataclass(frozen=True)
+class AgePassRead:
+    method: str
+    proved_on: date
+    expires_on: date
+    thresholds: list
+
+
 class SessionRead(NamedTuple):
     """What GET /v1/sessions/{id} shows of a session and its results, nothing more (a tuple: made per read)."""
 
@@ -116,6 +125,7 @@ class SessionRead(NamedTuple):
     liveness: LivenessRead | None
     document: DocumentRead | None
     age_credential: AgeCredentialRead | None
+    age_pass: AgePassRead | None
 
 
 _SESSION_COLUMNS = SessionRead._fields[:12]
@@ -130,17 +140,20 @@ def _session_read_sql() -> str:
     # PostgreSQL could plan the read on the tenant's index, for a tenant that had few sessions at the
     # last ANALYZE, and then scan all its sessions on every read.
     session = VerificationSession._meta.db_table
-    age, liveness, document, credential = (
-        model._meta.db_table for model in (AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult)
+    age, liveness, document, credential, age_pass = (
+        model._meta.db_table
+        for model in (AgeEstimationResult, LivenessResult, DocumentResult, AgeCredentialResult, AgePassResult)
     )
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
         f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
-        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at, s.tenant_id "
+        f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at, "
+        f"p.id, p.method, p.proved_on, p.expires_on, p.thresholds, s.tenant_id "
         f"FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
         f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "
+        f"LEFT JOIN {age_pass} p ON p.session_id = s.id "
         "WHERE s.id = %s"
     )
 
@@ -160,7 +173,8 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         raise SessionNotFound(session_id)
     row = row[:-1]
     age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
-    credential_id, *credential = row[24:]
+    credential_id, *credential = row[24:32]
+    age_pass_id, *age_pass = row[32:]
     if row[_STATUS] in OPEN_STATUSES and row[_EXPIRES_AT] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
@@ -171,6 +185,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(*document) if document_id is not None else None,
         age_credential=AgeCredentialRead(*credential) if credential_id is not None else None,
+        age_pass=AgePassRead(*age_pass) if age_pass_id is not None else None,
     )
 
 

@@ -18,6 +18,7 @@ from webhooks.services import delivery_enqueue
 from .models import (
     AgeCredentialResult,
     AgeEstimationResult,
+    AgePassResult,
     DocumentResult,
     LivenessResult,
     Reason,
@@ -44,7 +45,7 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
 }
 # The denials that may end a session outside `processing` (CONTRACT 3); any other is a decision on analysed data.
 ENDS_ANY_OPEN_SESSION = (Reason.CANCELLED, Reason.EXPIRED)
-APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID)
+APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID, Reason.AGE_PASS)
 # The step a session waiting in this status is on (in `processing` it keeps the step being analysed).
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
@@ -63,6 +64,7 @@ class Results:
     liveness: dict | None = None  # {"is_live", "liveness_score"}
     document: dict | None = None  # {"document_kind", "birthdate", "true_age", "expiry_date"}
     age_credential: dict | None = None  # {"kind", "doc_type", "claim", "value", "issuer_country", "trust_source"}
+    age_pass: dict | None = None  # {"method", "proved_on", "expires_on", "thresholds"}
 
 
 def _check_reason(to: str, reason: str) -> None:
@@ -144,6 +146,8 @@ def _store_results(session: VerificationSession, results: Results) -> None:
         DocumentResult.objects.update_or_create(session=session, defaults=results.document)
     if results.age_credential is not None:
         AgeCredentialResult.objects.update_or_create(session=session, defaults=results.age_credential)
+    if results.age_pass is not None:
+        AgePassResult.objects.update_or_create(session=session, defaults=results.age_pass)
 
 
 def completed_event_payload(session: VerificationSession) -> bytes:

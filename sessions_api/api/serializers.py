@@ -415,6 +415,31 @@ class AgeCredentialOutputSerializer(serializers.Serializer):
     verifiedAt = TimestampField()
 
 
+class AgePassOutputSerializer(serializers.Serializer):
+    """What an age pass proved (reason `age_pass`): the same for every tenant the pass is shown to."""
+
+    method = serializers.ChoiceField(
+        choices=["face", "document", "digital_id"], help_text="How the age was proved when the pass was saved."
+    )
+    provedAt = serializers.SerializerMethodField(help_text="The day (UTC) of the proof: midnight, never the time.")
+    expiresAt = serializers.SerializerMethodField(help_text="The day (UTC) the pass stops being accepted.")
+    thresholds = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The age limits the pass proves, e.g. [18] or [10, ..., 19]."
+    )
+
+    @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-26T00:00:00.000Z"})
+    def get_provedAt(self, result) -> str:
+        return _day(result.proved_on)
+
+    @extend_schema_field({"type": "string", "format": "date-time", "example": "2027-11-26T00:00:00.000Z"})
+    def get_expiresAt(self, result) -> str:
+        return _day(result.expires_on)
+
+
+def _day(day) -> str:
+    return f"{day.isoformat()}T00:00:00.000Z"
+
+
 class SessionCreateResponseSerializer(serializers.Serializer):
     session = SessionCreatedOutputSerializer()
 
@@ -425,6 +450,7 @@ class SessionReadResponseSerializer(serializers.Serializer):
     liveness = LivenessOutputSerializer(allow_null=True)
     validateDoc = ValidateDocOutputSerializer(allow_null=True)
     ageCredential = AgeCredentialOutputSerializer(allow_null=True)
+    agePass = AgePassOutputSerializer(allow_null=True)
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -499,6 +525,7 @@ def session_read_representation(session) -> dict:
     liveness = _related_or_none(session, "liveness")
     document = _related_or_none(session, "document")
     credential = _related_or_none(session, "age_credential")
+    age_pass = _related_or_none(session, "age_pass")
     return {
         "session": session_representation(session),
         "ageEstimation": None
@@ -538,5 +565,13 @@ def session_read_representation(session) -> dict:
             "ageLimit": session.age_limit,
             "issuer": {"country": credential.issuer_country or None, "trustSource": credential.trust_source},
             "verifiedAt": iso_ms(credential.created_at),
+        },
+        "agePass": None
+        if age_pass is None
+        else {
+            "method": age_pass.method,
+            "provedAt": _day(age_pass.proved_on),
+            "expiresAt": _day(age_pass.expires_on),
+            "thresholds": list(age_pass.thresholds),
         },
     }

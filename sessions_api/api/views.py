@@ -246,9 +246,10 @@ class SessionDetailApi(ApiView):
         operation_id="sessions_retrieve",
         summary="Read a session, its status and its results",
         description=(
-            "`ageEstimation`, `liveness`, `validateDoc` and `ageCredential` are always present, each `null` "
-            "until that check has produced a result. `ageCredential` is the age proof of a wallet credential "
-            "(digital ID): `validateDoc` stays `null` then, as no birth date is ever read."
+            "`ageEstimation`, `liveness`, `validateDoc`, `ageCredential` and `agePass` are always present, each "
+            "`null` until that check has produced a result. `ageCredential` is the age proof of a wallet credential "
+            "(digital ID): `validateDoc` stays `null` then, as no birth date is ever read. `agePass` is what an age "
+            "pass the user saved earlier proved (reason `age_pass`): days, not times, and nothing that names the pass."
         ),
         parameters=response_headers(200),
         responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 429, 503)},

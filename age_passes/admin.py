@@ -1,0 +1,32 @@
+"""The operator's view of age passes: what each proves (never whom), the tenants' policies, revocation by method."""
+
+from django.contrib import admin, messages
+
+from .models import AgePass, AgePassPolicy, Method
+from .services import age_passes_revoke
+
+
+@admin.register(AgePass)
+class AgePassAdmin(admin.ModelAdmin):
+    list_display = ("id", "method", "thresholds", "proved_on", "expires_on", "revoked_at")
+    list_filter = ("method", "revoked_at")
+    fields = ("method", "thresholds", "proved_on", "expires_on", "revoked_at", "sign_count", "created_at")
+    readonly_fields = fields
+    actions = ["revoke_by_method"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Revoke every pass proved by the method(s) of the selected passes")
+    def revoke_by_method(self, request, queryset):
+        for method in sorted(set(queryset.values_list("method", flat=True))):
+            revoked = age_passes_revoke(method=method)
+            self.message_user(
+                request, f"{revoked} age passes proved by {Method(method).label} revoked.", messages.SUCCESS
+            )
+
+
+@admin.register(AgePassPolicy)
+class AgePassPolicyAdmin(admin.ModelAdmin):
+    list_display = ("tenant", "offer_saving", "accept_passes", "minimum_method", "max_proof_age_days", "lifetime_days")
+    autocomplete_fields = ("tenant",)

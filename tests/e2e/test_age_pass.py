@@ -1,0 +1,214 @@
+"""Age passes in Debian's Chromium with a virtual authenticator (DevTools' WebAuthn domain): save, use, refuse, delete.
+
+The authenticator is a platform one (internal transport) that keeps discoverable credentials and verifies its
+user, as a phone's screen lock would. The first approval is a document approval made through the state machine
+(the live document path's OCR is slow on this machine, and what it decides is not what this test is about): the
+session's flow is opened in the browser first, the document result is stored by `session_transition` exactly as
+the document worker stores it, and the browser then sees the ordinary result page.
+"""
+
+import datetime
+import json
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from age_passes.models import AgePass, AgePassPolicy
+from sessions_api.models import Reason, Status
+from sessions_api.state_machine import Results, session_transition
+from tenants.services import tenant_create
+from tests.e2e.conftest import Partner
+
+pytestmark = pytest.mark.e2e
+
+USE = "**/flow/age-pass/use"
+REPLAY_JS = """async ([url, body]) => {
+  const csrf = document.querySelector('[data-age-pass] input[name=csrfmiddlewaretoken]').value;
+  const answer = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRFToken': csrf},
+                                   body: body});
+  return [answer.status, await answer.json()];
+}"""
+
+
+@pytest.fixture
+def authenticator(page):
+    """A phone's platform authenticator: resident keys, user verification that succeeds (a screen lock)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    added = cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+    yield cdp, added["authenticatorId"]
+
+
+@pytest.fixture
+def second_shop(live_base_url, transactional_db):
+    onboarded = tenant_create(name="Beta Shop", webhooks_enabled=True)
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, accept_passes=True)
+    partner = Partner(live_base_url, onboarded.live_key)
+    yield partner
+    partner.http.close()
+
+
+def _approve_by_document(session_id: str, true_age: int) -> None:
+    today = timezone.now().date()
+    document = {
+        "document_kind": "passport",
+        "birthdate": today.replace(year=today.year - true_age) - datetime.timedelta(days=40),
+        "true_age": true_age,
+        "expiry_date": today.replace(year=today.year + 5),
+        "liveness_checked": True,
+        "holder_match_score": 0.72,
+        "holder_match_passed": True,
+    }
+    cause = "test: a document read by the document worker"
+    session_transition(session_id=session_id, to=Status.PROCESSING, cause=cause)
+    session_transition(
+        session_id=session_id,
+        to=Status.APPROVED,
+        reason=Reason.DOCUMENT,
+        cause=cause,
+        count_attempt=True,
+        results=Results(document=document, liveness={"is_live": True, "liveness_score": 0.97}),
+    )
+
+
+def _tap_use(page, created) -> dict:
+    """Open the session's first page, tap "Use my age pass"; the service's JSON answer."""
+    answers = []
+
+    def keep(route):  # read before the page follows `next` and the body is gone
+        response = route.fetch()
+        answers.append(response.json())
+        route.fulfill(response=response)
+
+    page.route(USE, keep)
+    page.goto(created["verificationUrl"])
+    with page.expect_response(USE):
+        page.get_by_role("button", name="Use my age pass").click()
+    page.unroute(USE)
+    return answers[0]
+
+
+def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_nothing_links_the_two(
+    live_partner, second_shop, onboarded, live_base_url, page, authenticator, screenshot, receiver, celery_worker
+):
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True, accept_passes=True)
+
+    # 1. An adult (19) approved by document at the first shop saves a pass on this device.
+    first = live_partner.create_session(subject="alice@first-shop", age_limit=18, notification_url=receiver.url())
+    page.goto(first["verificationUrl"])
+    _approve_by_document(first["sessionId"], true_age=19)
+    page.goto(f"{live_base_url}/flow/result")
+    expect(page.get_by_text("Age confirmed")).to_be_visible()
+    page.get_by_role("button", name="Save an age pass on this device").click()
+    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
+    screenshot(page, "age-pass-saved")
+    stored = AgePass.objects.get()
+    assert (stored.method, stored.thresholds) == ("document", list(range(10, 20)))
+    assert stored.expires_on == stored.proved_on + datetime.timedelta(days=365)
+    stored_text = json.dumps([str(getattr(stored, field.name)) for field in AgePass._meta.fields])
+    assert (
+        "alice" not in stored_text and first["sessionId"] not in stored_text and onboarded.tenant.pk not in stored_text
+    )
+    first_hook = receiver.wait_for(1)[0]
+
+    # 2. At a second shop, a new session is approved with age_pass after one tap, and its webhook arrives.
+    second = second_shop.create_session(subject="customer-77", age_limit=18, notification_url=receiver.url("/b"))
+    assert _tap_use(page, second) == {"approved": True, "next": "/flow/result"}
+    expect(page.get_by_text("Age confirmed")).to_be_visible()
+    screenshot(page, "age-pass-used")
+    read = second_shop.get_session(second["sessionId"])
+    assert (read["session"]["status"], read["session"]["reason"]) == ("approved", "age_pass")
+    today = timezone.now().date()
+    assert read["agePass"] == {
+        "method": "document",
+        "provedAt": f"{today.isoformat()}T00:00:00.000Z",
+        "expiresAt": f"{(today + datetime.timedelta(days=365)).isoformat()}T00:00:00.000Z",
+        "thresholds": list(range(10, 20)),
+    }
+    assert read["validateDoc"] is None and read["ageEstimation"] is None and read["ageCredential"] is None
+    second_hook = receiver.wait_for(2)[1]
+    assert second_hook.path == "/b"
+
+    # 3. The two shops' answers and webhooks carry nothing that links the two sessions.
+    first_read = live_partner.get_session(first["sessionId"])
+    assert first_read["agePass"] is None  # the first shop is not told a pass was saved
+    second_text = json.dumps(read) + second_hook.body.decode()
+    for linking in (first["sessionId"], "alice@first-shop", onboarded.tenant.pk, stored.credential_id.hex()):
+        assert linking not in second_text
+    first_text = json.dumps(first_read) + first_hook.body.decode()
+    for linking in (second["sessionId"], "customer-77"):
+        assert linking not in first_text
+    assert set(json.loads(second_hook.body)["data"]) == {"sessionId", "subject", "status", "ageLimit", "mode"}
+    assert second_hook.headers["webhook-id"] != first_hook.headers["webhook-id"]
+
+    # 4. A pass proved at 19 does not approve a limit-21 session: refused, the reason shown, the flow open.
+    over_21 = second_shop.create_session(subject="customer-78", age_limit=21)
+    with page.expect_request(USE) as sent:
+        refused = _tap_use(page, over_21)
+    assert refused["code"] == "limit_not_proved"
+    expect(page.get_by_text("does not show that you are at least 21")).to_be_visible()
+    assert second_shop.get_session(over_21["sessionId"])["session"]["status"] == "initiated"
+
+    # 5. The same assertion sent again is refused: its challenge was used.
+    status, replayed = page.evaluate(REPLAY_JS, ["/flow/age-pass/use", sent.value.post_data])
+    assert (status, replayed["code"]) == (200, "challenge_used")
+
+    # 6. An assertion made for one session is refused in another.
+    third = second_shop.create_session(subject="customer-79", age_limit=18)
+    fourth = second_shop.create_session(subject="customer-80", age_limit=18)
+    captured = []
+
+    def capture(route):
+        captured.append(route.request.post_data)
+        route.abort()
+
+    page.route(USE, capture)
+    page.goto(third["verificationUrl"])
+    with page.expect_event("requestfailed", lambda request: request.url.endswith("/flow/age-pass/use")):
+        page.get_by_role("button", name="Use my age pass").click()
+    page.unroute(USE)
+    assert len(captured) == 1
+    page.goto(fourth["verificationUrl"])
+    status, other = page.evaluate(REPLAY_JS, ["/flow/age-pass/use", captured[0]])
+    assert (status, other["code"]) == (200, "other_session")
+    assert second_shop.get_session(fourth["sessionId"])["session"]["status"] == "initiated"
+
+    # 7. An expired pass is refused with the reason shown (the clock moved on: its expiry day is today).
+    AgePass.objects.update(expires_on=today)
+    assert _tap_use(page, fourth)["code"] == "expired"
+    expect(page.get_by_text("Your age pass has expired")).to_be_visible()
+    AgePass.objects.update(expires_on=today + datetime.timedelta(days=365))
+
+    # 8. A pass revoked by the operator (every pass proved by documents) is refused with the reason shown.
+    call_command("revoke_age_passes", "document")
+    assert _tap_use(page, fourth)["code"] == "revoked"
+    expect(page.get_by_text("withdrawn by the service")).to_be_visible()
+    assert second_shop.get_session(fourth["sessionId"])["session"]["status"] == "initiated"
+
+    # 9. The user opens their pass with the passkey itself, sees it, deletes it; it no longer works.
+    page.goto(f"{live_base_url}/flow/age-pass/")
+    page.get_by_role("button", name="Show my age pass").click()
+    expect(page.get_by_text("Age limits proved: 10, 11, 12")).to_be_visible()
+    expect(page.get_by_text("Withdrawn by the service")).to_be_visible()
+    page.get_by_role("button", name="Delete my age pass").click()
+    expect(page.locator("[data-age-pass][data-deleted=true]")).to_be_attached()
+    screenshot(page, "age-pass-deleted")
+    assert not AgePass.objects.exists()
+    fifth = second_shop.create_session(subject="customer-81", age_limit=18)
+    assert _tap_use(page, fifth)["code"] == "unknown_pass"
+    expect(page.get_by_text("not known here")).to_be_visible()
+    assert second_shop.get_session(fifth["sessionId"])["session"]["status"] == "initiated"

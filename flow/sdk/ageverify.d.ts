@@ -67,7 +67,7 @@ export interface AgeVerifyHandle extends Promise<AgeVerifyResult> {
 
 export interface AgeVerifyInstance {
   verify(options: VerifyOptions): AgeVerifyHandle;
-  /** Inline: inside `element`, or in your own iframe (give it allow="camera; fullscreen"). */
+  /** Inline: inside `element`, or in your own iframe (give it allow="camera; fullscreen; publickey-credentials-get; publickey-credentials-create"). */
   mount(element: HTMLElement, options: VerifyOptions): AgeVerifyHandle;
 }
 

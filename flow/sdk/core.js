@@ -71,7 +71,7 @@
 
   // For the developer (the user reads the frame's own, translated words).
   var MESSAGES = {
-    camera_blocked: "The frame may not use the camera: give your iframe allow=\"camera; fullscreen\" (mount() and verify() do).",
+    camera_blocked: "The frame may not use the camera: give your iframe allow=\"camera; fullscreen; publickey-credentials-get; publickey-credentials-create\" (mount() and verify() do).",
     storage_blocked: "The browser blocks the frame's cookies and the fallback window could not open.",
     network_error: "The verification service could not be reached."
   };
@@ -237,7 +237,7 @@
     var words = wordsFor(options.locale);
     var frame = mountTarget && mountTarget.tagName === "IFRAME" ? mountTarget : document.createElement("iframe");
     if (frame !== mountTarget) {
-      frame.setAttribute("allow", "camera; fullscreen");
+      frame.setAttribute("allow", "camera; fullscreen; publickey-credentials-get; publickey-credentials-create");
       frame.title = words.dialog;
       css(frame, { border: "0", width: "100%", height: "100%", display: "block", background: "#fff" });
     }

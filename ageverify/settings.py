@@ -501,9 +501,11 @@ AGE_PASS_LIFETIME_DAYS = ENV.integer(
 )
 AGE_PASS_METHODS = ENV.items(
     "AGE_PASS_METHODS",
-    "document,age_estimation,digital_id",
-    "the approval methods whose result may be saved as an age pass (empty: no pass is ever saved)",
+    "face,document,digital_id",
+    "the methods whose approvals may be saved as an age pass: face, document, digital_id",
 )
+if set(AGE_PASS_METHODS) - {"face", "document", "digital_id"}:
+    raise ConfigurationError(f"AGE_PASS_METHODS names methods face, document, digital_id; got {AGE_PASS_METHODS}")
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 

@@ -27,6 +27,7 @@ from .models import (
     FINAL_STATUSES,
     AgeCredential,
     AgeEstimation,
+    AgePass,
     CreatedSession,
     CredentialIssuer,
     HolderMatch,
@@ -41,6 +42,7 @@ from .webhooks import WebhookEvent, WebhookEventData, WebhookVerifier
 
 __all__ = [
     "AgeCredential",
+    "AgePass",
     "AgeEstimation",
     "AgeVerify",
     "AgeVerifyError",

@@ -266,7 +266,21 @@ class AgeCredential(_CheckResult):
     _NESTED = {"issuer": CredentialIssuer}
 
 
-_RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc", "ageCredential")
+@dataclass(frozen=True)
+class AgePass(_CheckResult):
+    """What an age pass the user saved earlier proved (reason `age_pass`): days, never instants."""
+
+    method: str | None
+    proved_at: datetime | None
+    expires_at: datetime | None
+    thresholds: list[int] | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _MEMBERS = {"method": "method", "provedAt": "proved_at", "expiresAt": "expires_at", "thresholds": "thresholds"}
+    _TIMESTAMPS = frozenset({"proved_at", "expires_at"})
+
+
+_RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc", "ageCredential", "agePass")
 
 
 @dataclass(frozen=True)
@@ -281,6 +295,7 @@ class SessionResult:
     liveness: Liveness | None
     validate_doc: ValidateDoc | None
     age_credential: AgeCredential | None = None
+    age_pass: AgePass | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -313,6 +328,7 @@ class SessionResult:
             liveness=Liveness.from_json(data.get("liveness")),
             validate_doc=ValidateDoc.from_json(data.get("validateDoc")),
             age_credential=AgeCredential.from_json(data.get("ageCredential")),
+            age_pass=AgePass.from_json(data.get("agePass")),
             extra=_split(data, _RESULT_FIELDS),
             raw=dict(data),
         )

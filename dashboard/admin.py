@@ -157,6 +157,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "liveness": getattr(session, "liveness", None),
                 "document": getattr(session, "document", None),
                 "age_credential": getattr(session, "age_credential", None),
+                "age_pass": getattr(session, "age_pass", None),
             },
             events=list(SessionEvent.objects.filter(session=session)),
             deliveries=deliveries_for_session(session=session),

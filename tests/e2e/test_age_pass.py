@@ -212,3 +212,47 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     assert _tap_use(page, fifth)["code"] == "unknown_pass"
     expect(page.get_by_text("not known here")).to_be_visible()
     assert second_shop.get_session(fifth["sessionId"])["session"]["status"] == "initiated"
+
+
+def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_or_a_recent_proof(
+    live_partner, second_shop, onboarded, live_base_url, page, authenticator
+):
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    first = live_partner.create_session(subject="bob", age_limit=18)
+    page.goto(first["verificationUrl"])
+    cause = "test: a selfie analysed by the selfie worker"
+    session_transition(session_id=first["sessionId"], to=Status.PROCESSING, cause=cause)
+    session_transition(
+        session_id=first["sessionId"],
+        to=Status.APPROVED,
+        reason=Reason.AGE_ESTIMATION,
+        cause=cause,
+        count_attempt=True,
+        results=Results(
+            age_estimation={"estimated_age": 31.0, "age_confidence": 0.99},
+            liveness={"is_live": True, "liveness_score": 0.97},
+        ),
+    )
+    page.goto(f"{live_base_url}/flow/result")
+    page.get_by_role("button", name="Save an age pass on this device").click()
+    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
+    assert AgePass.objects.get().thresholds == [18]
+
+    # A face approval at 18 proves 18 only: not 21, and not 16 either (no other limit was decided).
+    assert _tap_use(page, second_shop.create_session(subject="c1", age_limit=21))["code"] == "limit_not_proved"
+    assert _tap_use(page, second_shop.create_session(subject="c2", age_limit=16))["code"] == "limit_not_proved"
+
+    # The tenant asks for documents only: the face pass is refused, with the reason shown.
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="document")
+    assert _tap_use(page, second_shop.create_session(subject="c3", age_limit=18))["code"] == "method_not_accepted"
+    expect(page.get_by_text("needs a stronger proof")).to_be_visible()
+
+    # The tenant asks for a proof at most 30 days old: a pass proved 31 days ago is refused.
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="face", max_proof_age_days=30)
+    AgePass.objects.update(proved_on=timezone.now().date() - datetime.timedelta(days=31))
+    assert _tap_use(page, second_shop.create_session(subject="c4", age_limit=18))["code"] == "proof_too_old"
+    AgePass.objects.update(proved_on=timezone.now().date() - datetime.timedelta(days=30))
+    assert _tap_use(page, second_shop.create_session(subject="c5", age_limit=18)) == {
+        "approved": True,
+        "next": "/flow/result",
+    }

@@ -10,7 +10,7 @@ from .services import age_passes_revoke
 class AgePassAdmin(admin.ModelAdmin):
     list_display = ("id", "method", "thresholds", "proved_on", "expires_on", "revoked_at")
     list_filter = ("method", "revoked_at")
-    fields = ("method", "thresholds", "proved_on", "expires_on", "revoked_at", "sign_count", "created_at")
+    fields = ("method", "thresholds", "proved_on", "expires_on", "revoked_at", "sign_count")
     readonly_fields = fields
     actions = ["revoke_by_method"]
 

@@ -29,7 +29,8 @@ class AgePass(models.Model):
     proved_on = models.DateField()
     expires_on = models.DateField()
     revoked_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # No creation time: an instant beside the approving session's finalized_at would tell the operator whose
+    # pass this is. The day of the proof is shared with every pass saved that day.
 
     class Meta:
         verbose_name = "age pass"

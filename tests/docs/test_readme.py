@@ -66,6 +66,12 @@ NOT_RUN = {
     "tests/flow/test_languages.py runs its --check",
     "<!-- Content-Security-Policy": "a partner's page: tests/e2e/test_sdk.py loads the SDK so in Chromium",
     "// checkout.js": "a partner's script: tests/e2e/test_sdk.py makes these calls in Chromium",
+    "bash scripts/test": "runs the test suite itself (docs/testing.md), of which this test is a part",
+    "DATABASE_URL=postgres://postgres@127.0.0.1:5432/ageverify_mine": "runs the test suite itself, on other "
+    "databases (docs/testing.md)",
+    '"agePass": {': "an excerpt of a read: tests/e2e/test_age_pass.py holds a real one to this shape",
+    ".venv/bin/python manage.py revoke_age_passes": "tests/age_passes/test_operations.py runs the command and "
+    "reads the line it prints",
 }
 
 

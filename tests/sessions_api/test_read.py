@@ -44,6 +44,7 @@ def test_reading_a_new_session_shows_it_initiated_with_every_result_null(api):
         "liveness": None,
         "validateDoc": None,
         "ageCredential": None,
+        "agePass": None,
     }
     session = body["session"]
     assert set(session) == READ_SESSION_KEYS

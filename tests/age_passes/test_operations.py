@@ -66,3 +66,19 @@ def test_every_result_key_is_present_and_null_before_a_decision(api):
     session = api.create_session()
     read = api.get(f"/v1/sessions/{session['sessionId']}").json()
     assert read["agePass"] is None
+
+
+def test_an_operator_revokes_a_method_from_the_admin(admin_client):
+    face, document = _pass("face"), _pass("document")
+
+    response = admin_client.post(
+        "/admin/age_passes/agepass/",
+        {"action": "revoke_by_method", "_selected_action": [face.pk]},
+        follow=True,
+    )
+
+    assert "1 age passes proved by Face (age estimation with liveness) revoked." in response.content.decode()
+    assert AgePass.objects.get(pk=face.pk).revoked_at is not None
+    assert AgePass.objects.get(pk=document.pk).revoked_at is None
+    listing = admin_client.get("/admin/age_passes/agepass/").content.decode()
+    assert "face" in listing and "subject" not in listing.lower()

@@ -30,6 +30,7 @@ from sessions_api.client_access import (
     session_for_client_secret,
     session_open_for_client,
 )
+from sessions_api.subjects import subject_problem
 from tenants.client_settings import origin_normalize
 from tenants.selectors import publishable_key_resolve
 
@@ -165,7 +166,11 @@ def embed_begin(request):
                 return _refusal(
                     "rate_limited", f"Too many sessions created from clients. Retry in {refused.retry_after} s.", 429
                 )
-            created = client_session_create(key=key, subject=str(data["session"].get("subject", ""))[:255])
+            subject = data["session"].get("subject")
+            problem = subject_problem(subject)  # the partner API's rule (sessions_api.subjects)
+            if problem is not None:
+                return _refusal("invalid_subject", f"subject {problem[1]}.", 400)
+            created = client_session_create(key=key, subject=subject)
             session, created_secret = created.session, client_secret_for(created.session, created.token)
         else:
             session = session_for_client_secret(key=key, client_secret=str(data.get("clientSecret", "")))

@@ -31,6 +31,7 @@ from ..client_access import (
 from ..timestamps import iso_ms
 from .problems import ApiProblem
 from .rate_limit import client_session_creation_refused
+from .serializers import SUBJECT_MAX_LENGTH, StrictStringField
 from .views import ApiContentNegotiation, problems, require_json_body
 
 CLIENT_HEADERS = "Authorization, Content-Type"
@@ -226,7 +227,7 @@ class ClientSessionStatusApi(ClientApiView):
 
 
 class ClientSessionInputSerializer(serializers.Serializer):
-    subject = serializers.CharField(min_length=1, max_length=255)
+    subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)  # the partner API's rule, sessions_api.subjects
 
 
 class ClientSessionCreateApi(ClientApiView):

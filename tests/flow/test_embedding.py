@@ -89,3 +89,17 @@ def test_an_unknown_or_revoked_key_is_reported_to_the_page_that_asked(pk):
     response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP})
     assert 'data-refusal="invalid_publishable_key"' in response.content.decode()
     assert "frame-ancestors https://shop.example;" in response["Content-Security-Policy"] + ";"
+
+
+@pytest.mark.parametrize("subject", ["", "user\x0042", "user\u202e42", None, 42])
+def test_begin_refuses_a_subject_the_partner_api_would_refuse_with_a_json_answer(pk, subject):
+    from sessions_api.models import VerificationSession
+
+    pk.client_sessions_enabled, pk.client_age_limit = True, 18
+    pk.save()
+
+    response = begin(Client(), pk, {"session": {"subject": subject}, "channel": "frame"})
+
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["code"] == "invalid_subject"
+    assert not VerificationSession.objects.exists()

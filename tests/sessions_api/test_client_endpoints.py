@@ -230,3 +230,20 @@ def test_an_operator_adds_a_publishable_key_in_the_admin_and_it_works_at_once(on
     key = PublishableKey.objects.get(tenant=onboarded.tenant)
     assert key.key.startswith("av_pk_live_") and key.allowed_origins == [SHOP]
     assert Client().get("/v1/client/config", {"key": key.key}, headers={"Origin": SHOP}).json()["mode"] == "live"
+
+
+@pytest.mark.parametrize("subject", ["user\u202e42", "user\x0042", "user\u200b42", "user\x1b[31m", "", "x" * 256])
+def test_a_client_created_subject_follows_the_partner_apis_rules(browser, pk, subject):
+    pk.client_sessions_enabled, pk.client_age_limit = True, 18
+    pk.save()
+
+    response = browser.post(
+        f"/v1/client/sessions?key={pk.key}",
+        {"subject": subject},
+        content_type="application/json",
+        headers={"Origin": SHOP},
+    )
+
+    assert response.status_code == 400 and response["Content-Type"] == "application/problem+json"
+    assert "subject" in response.content.decode()
+    assert not VerificationSession.objects.exists()

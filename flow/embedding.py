@@ -1,10 +1,10 @@
 """SDK mode in the flow: the frame document, the begin step binding it to a session, one-time launch codes.
 
-The frame document (GET /flow/embed) may be framed only by the publishable key's allowed origins
-(CSP frame-ancestors, enforced by the browser). Its script waits for a `begin` message from its
-parent (or opener, for the popup fallback), checked by exact origin and source, and posts the
-client secret to POST /flow/embed/begin, which checks the secret, the session's expiry and mode,
-and the parent origin against the allowlist again, then sets the flow cookie for that channel. In
+The frame document (GET /flow/embed) may be framed only by the one origin it is opened for, which must be
+one of the publishable key's allowed origins (CSP frame-ancestors, enforced by the browser). Its script
+waits for a `begin` message from its parent (or opener, for the popup fallback), checked by exact origin
+and source, and posts the client secret to POST /flow/embed/begin, which checks the secret, the session's
+expiry and mode, and the parent origin against the allowlist again, then sets the flow cookie for that channel. In
 a frame the flow's cookies become `SameSite=None; Secure; Partitioned` and every page's
 frame-ancestors is the one parent origin bound at begin (EmbeddedFlowMiddleware).
 """
@@ -111,7 +111,9 @@ def embed_frame(request):
         )
     )
     # The popup is a top-level window: nothing may frame it, but it must keep its opener to answer it.
-    ancestors = [] if channel == "popup" else (key.allowed_origins if allowed else [parent_origin])
+    # Only the origin that embeds it: listing every allowed origin would tell anyone holding the public key
+    # and one origin all the others (staging hosts).
+    ancestors = [] if channel == "popup" else [parent_origin]
     _embedded_headers(response, ancestors)
     if channel == "popup":
         response["Cross-Origin-Opener-Policy"] = POPUP_OPENER_POLICY

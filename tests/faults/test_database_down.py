@@ -81,3 +81,17 @@ def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
 
     assert_problem(response, 503, "service_unavailable")
     assert not VerificationSession.objects.exists()
+
+
+def test_the_pipeline_status_with_the_database_down_is_a_short_503_never_a_traceback(settings):
+    from django.test import Client
+
+    settings.PIPELINE_STATUS_TOKEN = "ops-token"
+    client = Client(raise_request_exception=False)
+
+    with database_unreachable():
+        response = client.get("/ops/pipeline", headers={"Authorization": "Bearer ops-token"})
+
+    assert response.status_code == 503 and response["Content-Type"] == "application/json"
+    assert response.json() == {"status": "unavailable", "detail": "the database is unreachable"}
+    assert int(response["Retry-After"]) > 0 and response["Cache-Control"] == "no-store"

@@ -95,3 +95,31 @@ def test_the_pipeline_status_with_the_database_down_is_a_short_503_never_a_trace
     assert response.status_code == 503 and response["Content-Type"] == "application/json"
     assert response.json() == {"status": "unavailable", "detail": "the database is unreachable"}
     assert int(response["Retry-After"]) > 0 and response["Cache-Control"] == "no-store"
+
+
+def test_an_idempotency_key_whose_request_died_with_the_database_is_free_again_at_once(onboarded, monkeypatch):
+    from sessions_api.api import views as api_module
+
+    real_create = api_module.session_create
+    body, headers = {"subject": "user-42", "age_limit": 18}, {"Idempotency-Key": "order-7"}
+
+    def create_after_outage(**kwargs):
+        connection.close()
+        connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
+        return real_create(**kwargs)
+
+    monkeypatch.setattr(api_module, "session_create", create_after_outage)
+    client = ApiClient(onboarded.live_key)
+    saved = dict(connection.settings_dict)
+    try:
+        assert_problem(client.post("/v1/sessions", body, headers=headers), 503, "service_unavailable")
+    finally:
+        connection.close()
+        connection.settings_dict.update(saved)
+    monkeypatch.setattr(api_module, "session_create", real_create)
+
+    retried = client.post("/v1/sessions", body, headers=headers)  # the database is back: the partner retries
+
+    assert retried.status_code == 201, retried.content  # not 409 idempotency_key_in_use for a minute
+    assert VerificationSession.objects.count() == 1
+    assert client.post("/v1/sessions", body, headers=headers).json() == retried.json()  # and now it replays

@@ -14,7 +14,6 @@ Uses DATABASE_URL / REDIS_URL when set, else the database av_upload_flood and Re
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import multiprocessing
 import re
@@ -32,20 +31,7 @@ import requests
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.upload_flood import Browser, _csrf, _prepare, camera_frame, create_session  # noqa: E402
-
-
-@cache
-def crafted_jpeg() -> bytes:
-    """About 650 bytes: a 16x16 JPEG whose header claims 4999x4990 (the audit's file)."""
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", (16, 16), (120, 90, 60)).save(buffer, "JPEG", quality=95)
-    data = bytearray(buffer.getvalue())
-    sof = data.find(b"\xff\xc0")
-    data[sof + 5 : sof + 9] = (4990).to_bytes(2, "big") + (4999).to_bytes(2, "big")  # height, width
-    return bytes(data)
+from bench.upload_flood import Browser, _csrf, _prepare, camera_frame, create_session, lying_jpeg  # noqa: E402
 
 
 @cache
@@ -80,8 +66,8 @@ def document_step(base: str, api_key: str) -> tuple[Browser, dict, str]:
 def _attack(base: str, api_key: str, until: float, outcomes) -> None:
     counts: Counter = Counter()
     crafted = [
-        ("document", ("front.jpg", crafted_jpeg(), "image/jpeg")),
-        ("document_back", ("back.jpg", crafted_jpeg(), "image/jpeg")),
+        ("document", ("front.jpg", lying_jpeg(4999, 4990), "image/jpeg")),
+        ("document_back", ("back.jpg", lying_jpeg(4999, 4990), "image/jpeg")),
     ]
     while time.monotonic() < until:
         try:

@@ -616,6 +616,13 @@ PIPELINE_HEARTBEAT_MAX_AGE = ENV.number(
 PIPELINE_DELIVERY_MAX_LAG = ENV.number(
     "PIPELINE_DELIVERY_MAX_LAG", 120, "seconds above which `/ops/pipeline` fails the oldest due delivery check"
 )
+# Each analysis task (a selfie or a document) is ended after this many seconds and the user asked for a retake:
+# one crafted picture cannot hold an analysis worker, and every tenant's analyses behind it, for long.
+ANALYSIS_SOFT_TIME_LIMIT = ENV.number(
+    "ANALYSIS_SOFT_TIME_LIMIT",
+    60,
+    "seconds one analysis may run before it is ended as a retake (Celery soft time limit)",
+)
 PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
     "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"
 )

@@ -51,15 +51,15 @@ def big_rgba_png() -> bytes:
 
 
 @cache
-def lying_jpeg() -> bytes:
-    """A tiny JPEG whose header claims 4999x5000: the decoder works through 25 megapixels of nothing."""
+def lying_jpeg(width: int = 4999, height: int = 5000) -> bytes:
+    """A tiny JPEG whose header claims width x height: the decoder works through megapixels of nothing."""
     from PIL import Image
 
     buffer = io.BytesIO()
     Image.new("RGB", (16, 16), (120, 90, 60)).save(buffer, "JPEG", quality=50)
     data = bytearray(buffer.getvalue())
     sof = data.find(b"\xff\xc0")
-    data[sof + 5 : sof + 9] = (5000).to_bytes(2, "big") + (4999).to_bytes(2, "big")  # height, width
+    data[sof + 5 : sof + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
     return bytes(data)
 
 

@@ -16,6 +16,15 @@ from checks.results import gettext_noop
 MAX_BYTES = 10 * 1024 * 1024
 MAX_PIXELS = 25_000_000
 MIN_SIDE = 32
+# The most pixels one byte of each format can honestly stand for. A picture of one flat colour, the most
+# compressible one a camera or an encoder can produce, measured at 4999x5000: JPEG 170 pixels a byte
+# (progressive, optimised), PNG 300 (8032 for 1-bit), lossless WebP 24,457. A file claiming more pixels
+# than this for its size is a lying header (issue 28: 632 bytes claiming 25 megapixels cost the analysis
+# worker seconds of CPU to decode into nothing) and is refused from its header, before any decode.
+MAX_PIXELS_PER_BYTE = {"JPEG": 1_000, "PNG": 10_000, "WEBP": 30_000}
+# Decoding stops at this many pixels: a larger JPEG is decoded reduced (libjpeg's DCT scaling, "draft"
+# mode, by a power of two), which costs a fraction of a full decode and is more than any check reads.
+MAX_DECODED_PIXELS = 12_000_000
 
 # Errors Pillow raises for damaged, truncated or hostile files while opening or decoding.
 _DECODE_ERRORS = (
@@ -93,6 +102,8 @@ def _open_lazily(data: bytes) -> Image.Image:
         raise ImageRejected(MESSAGE_TOO_MANY_PIXELS)
     if min(width, height) < MIN_SIDE:
         raise ImageRejected(MESSAGE_TOO_SMALL)
+    if width * height > len(data) * MAX_PIXELS_PER_BYTE[image_format]:
+        raise ImageRejected(MESSAGE_DAMAGED)
     return image
 
 
@@ -110,6 +121,7 @@ def open_image(data: bytes) -> Image.Image:
     """Decode an uploaded JPEG, PNG or WebP into an upright RGB image, or raise ImageRejected."""
     image = _open_lazily(bytes(data))
     try:
+        _reduce_while_decoding(image)
         image.load()
     except _DECODE_ERRORS as error:
         raise ImageRejected(MESSAGE_DAMAGED) from error
@@ -118,6 +130,17 @@ def open_image(data: bytes) -> Image.Image:
         return _to_rgb(image)
     except _DECODE_ERRORS as error:
         raise ImageRejected(MESSAGE_DAMAGED) from error
+
+
+def _reduce_while_decoding(image: Image.Image) -> None:
+    """A JPEG over MAX_DECODED_PIXELS is decoded at the first scale (1/2, 1/4, 1/8) that brings it under."""
+    width, height = image.size
+    if image.format != "JPEG" or width * height <= MAX_DECODED_PIXELS:
+        return
+    scale = 2
+    while scale < 8 and -(-width // scale) * -(-height // scale) > MAX_DECODED_PIXELS:
+        scale *= 2
+    image.draft(image.mode, (-(-width // scale), -(-height // scale)))
 
 
 def _upright(image: Image.Image) -> Image.Image:

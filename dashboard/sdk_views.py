@@ -8,8 +8,10 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
+from rest_framework.exceptions import ValidationError as FieldRefused
 
 from flow.sdk_files import SDK_VERSION, sdk_integrity
+from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from tenants.forms import PublishableKeySettingsForm
 from tenants.models import PublishableKey
@@ -18,8 +20,23 @@ from . import services
 from .tenancy import current_tenant
 from .views import actor_from
 
+# The rule of the partner API's notification_url (https, a public host, a real port), checked when the key is
+# saved: sending would refuse such an address too, but only later, with the session's webhook lost.
+_notification_url = StrictUrlField(https_only=True, public_host=True)
 
-class PublishableKeyGenerateForm(PublishableKeySettingsForm):
+
+class CheckedSettingsForm(PublishableKeySettingsForm):
+    def clean_client_notification_url(self):
+        url = self.cleaned_data.get("client_notification_url", "").strip()
+        if url:
+            try:
+                url = _notification_url.to_internal_value(url)
+            except FieldRefused as refused:
+                raise ValidationError(f"The notification URL {refused.detail[0]}.") from None
+        return url
+
+
+class PublishableKeyGenerateForm(CheckedSettingsForm):
     mode = forms.ChoiceField(choices=Mode.choices, initial=Mode.TEST)
 
     class Meta(PublishableKeySettingsForm.Meta):
@@ -79,7 +96,7 @@ def _key_or_404(request, key_id: int) -> PublishableKey:
 @require_http_methods(["GET", "POST"])
 def sdk_key_edit(request, site, key_id: int):
     key = _key_or_404(request, key_id)
-    form = PublishableKeySettingsForm(request.POST or None, instance=key)
+    form = CheckedSettingsForm(request.POST or None, instance=key)
     if request.method == "POST" and key.is_active and form.is_valid():
         settings = {name: form.cleaned_data[name] for name in PublishableKeySettingsForm.Meta.fields}
         services.dashboard_publishable_key_update(

@@ -9,6 +9,7 @@ from django.http import HttpResponseRedirect
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
+from sessions_api.api.rate_limit import bucket_take
 from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 
@@ -17,6 +18,10 @@ from .tenancy import current_tenant
 from .views import SECRET_MODES, _refuse_stale_form, _secret_mode, _shown_for_another_tenant, _url, actor_from
 
 _webhook_url = StrictUrlField(https_only=True, public_host=True)
+# "Send test webhook" sends a signed POST to an address the user typed: a few at once, then one a minute,
+# per tenant, so the button cannot be used to flood an address with signed requests.
+TEST_WEBHOOK_BURST = 5
+TEST_WEBHOOK_RATE_PER_SECOND = 1 / 60
 
 
 def _back(mode: str) -> HttpResponseRedirect:
@@ -48,7 +53,12 @@ def webhook_test_send(request, site):
         return _refuse_stale_form(request, "webhooks")
     tenant, mode = current_tenant(request), _secret_mode(request.POST)
     url = selectors.webhook_address(tenant=tenant, mode=mode)
-    if not url:
+    throttled = bucket_take(
+        f"webhook-test:{tenant.pk}", rate=TEST_WEBHOOK_RATE_PER_SECOND, burst=TEST_WEBHOOK_BURST
+    )  # None when Redis is unreachable: the button still works
+    if throttled is not None and not throttled.allowed:
+        messages.error(request, f"Too many test webhooks: try again in {throttled.retry_after} s.")
+    elif not url:
         messages.error(request, "Set a default address first: the test webhook goes there.")
     elif not tenant.webhooks_enabled:
         messages.error(

@@ -1,10 +1,10 @@
 """SDK mode in the flow: the frame document, the begin step binding it to a session, one-time launch codes.
 
-The frame document (GET /flow/embed) may be framed only by the publishable key's allowed origins
-(CSP frame-ancestors, enforced by the browser). Its script waits for a `begin` message from its
-parent (or opener, for the popup fallback), checked by exact origin and source, and posts the
-client secret to POST /flow/embed/begin, which checks the secret, the session's expiry and mode,
-and the parent origin against the allowlist again, then sets the flow cookie for that channel. In
+The frame document (GET /flow/embed) may be framed only by the one origin it is opened for, which must be
+one of the publishable key's allowed origins (CSP frame-ancestors, enforced by the browser). Its script
+waits for a `begin` message from its parent (or opener, for the popup fallback), checked by exact origin
+and source, and posts the client secret to POST /flow/embed/begin, which checks the secret, the session's
+expiry and mode, and the parent origin against the allowlist again, then sets the flow cookie for that channel. In
 a frame the flow's cookies become `SameSite=None; Secure; Partitioned` and every page's
 frame-ancestors is the one parent origin bound at begin (EmbeddedFlowMiddleware).
 """
@@ -30,6 +30,7 @@ from sessions_api.client_access import (
     session_for_client_secret,
     session_open_for_client,
 )
+from sessions_api.subjects import subject_problem
 from tenants.client_settings import origin_normalize
 from tenants.selectors import publishable_key_resolve
 
@@ -110,7 +111,9 @@ def embed_frame(request):
         )
     )
     # The popup is a top-level window: nothing may frame it, but it must keep its opener to answer it.
-    ancestors = [] if channel == "popup" else (key.allowed_origins if allowed else [parent_origin])
+    # Only the origin that embeds it: listing every allowed origin would tell anyone holding the public key
+    # and one origin all the others (staging hosts).
+    ancestors = [] if channel == "popup" else [parent_origin]
     _embedded_headers(response, ancestors)
     if channel == "popup":
         response["Cross-Origin-Opener-Policy"] = POPUP_OPENER_POLICY
@@ -165,7 +168,11 @@ def embed_begin(request):
                 return _refusal(
                     "rate_limited", f"Too many sessions created from clients. Retry in {refused.retry_after} s.", 429
                 )
-            created = client_session_create(key=key, subject=str(data["session"].get("subject", ""))[:255])
+            subject = data["session"].get("subject")
+            problem = subject_problem(subject)  # the partner API's rule (sessions_api.subjects)
+            if problem is not None:
+                return _refusal("invalid_subject", f"subject {problem[1]}.", 400)
+            created = client_session_create(key=key, subject=subject)
             session, created_secret = created.session, client_secret_for(created.session, created.token)
         else:
             session = session_for_client_secret(key=key, client_secret=str(data.get("clientSecret", "")))

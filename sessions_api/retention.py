@@ -3,13 +3,17 @@
 Deleted: the session (its subject, URLs, token hash), its check results, its state history and its
 webhook deliveries with their attempts. Kept: one SessionDailyCount per tenant, mode, creation day
 and final status, which the dashboard's usage chart adds to the sessions still stored.
+
+A session whose webhook is still pending (a retry due, a re-send queued) is never purged: it stays
+past its retention until the delivery ends, delivered or failed, and the next hourly purge takes it.
+The retry schedule is bounded (about 28 hours), so no session is kept forever by it.
 """
 
 import logging
 from datetime import UTC, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -36,13 +40,27 @@ def final_sessions_purge(*, now=None) -> int:
     return purged
 
 
+def _pending_deliveries(tenant: Tenant):
+    """The session's webhook deliveries not yet ended: purging them would drop an event never sent."""
+    return WebhookDelivery.objects.filter(
+        tenant=tenant, subject_ref=OuterRef("id"), status=WebhookDelivery.Status.PENDING
+    )
+
+
 @transaction.atomic
 def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
     ids = list(
         VerificationSession.objects.select_for_update(skip_locked=True)
         .filter(tenant=tenant, status__in=FINAL_STATUSES, finalized_at__lt=cutoff)
+        .exclude(Exists(_pending_deliveries(tenant)))
         .values_list("id", flat=True)[:BATCH_SIZE]
     )
+    if not ids:
+        return 0
+    # The deliveries are locked too and checked again: a re-send committed since the query above keeps its session.
+    deliveries = WebhookDelivery.objects.select_for_update().filter(tenant=tenant, subject_ref__in=ids)
+    resent = {ref for ref, status in deliveries.values_list("subject_ref", "status") if status == "pending"}
+    ids = [session_id for session_id in ids if session_id not in resent]
     if not ids:
         return 0
     rows = (

@@ -3,6 +3,7 @@
 import base64
 
 from celery import shared_task
+from django.conf import settings
 
 from . import analysis, watchdog
 from .analysis import ANALYSIS_TASK_EXPIRES
@@ -63,10 +64,18 @@ def _shown_as(session_id: str, pictures: int) -> dict:
     return {"argsrepr": repr([session_id, f"<{pictures} picture(s) omitted>"]), "kwargsrepr": "{}"}
 
 
+def _time_limits() -> dict:
+    # The soft limit raises SoftTimeLimitExceeded inside the checks, which sessions_api.analysis turns into a
+    # retake (the session is decided, the worker goes on); the hard limit, later, ends a process stuck in C code.
+    soft = settings.ANALYSIS_SOFT_TIME_LIMIT
+    return {"soft_time_limit": soft, "time_limit": soft + 30}
+
+
 def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> None:
     selfie_analyse.apply_async(
         args=[session_id, [[step, _encode(data)] for step, data in frames]],
         expires=ANALYSIS_TASK_EXPIRES,
+        **_time_limits(),
         **_shown_as(session_id, len(frames)),
     )
 
@@ -83,5 +92,6 @@ def document_analysis_queue(
             [[step, _encode(data)] for step, data in frames],
         ],
         expires=ANALYSIS_TASK_EXPIRES,
+        **_time_limits(),
         **_shown_as(session_id, 1 + bool(back) + len(frames)),
     )

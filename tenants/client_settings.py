@@ -1,6 +1,7 @@
 """Rules for what a tenant registers on a publishable key: allowed web origins and mobile return URLs."""
 
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -8,6 +9,8 @@ from django.core.exceptions import ValidationError
 # Schemes that would run code or read local files if a hand-off "returned" to them.
 FORBIDDEN_RETURN_SCHEMES = {"javascript", "data", "file", "blob", "vbscript", "about", "filesystem", "ftp", "ws", "wss"}
 MAX_ENTRIES = 20
+# One DNS label: letters, digits and inner hyphens (an internationalised name is compared in its IDNA form).
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 
 
 def _is_loopback(host: str) -> bool:
@@ -19,21 +22,47 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _host_normalize(host: str) -> str | None:
+    """The host of an origin as browsers write it (lower case, IDNA, IPv6 in brackets), or None if it is none."""
+    try:
+        return f"[{ipaddress.IPv6Address(host).compressed}]" if ":" in host else str(ipaddress.IPv4Address(host))
+    except ValueError:
+        pass
+    try:
+        ascii_host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return None
+    labels = ascii_host.split(".")
+    if len(ascii_host) > 253 or not all(_LABEL.fullmatch(label) for label in labels) or labels[-1].isdigit():
+        return None
+    return ascii_host
+
+
 def origin_normalize(value: str) -> str:
-    """`scheme://host[:port]` exactly as browsers send it in `Origin`; https, or http on a loopback host."""
+    """`scheme://host[:port]` exactly as browsers send it in `Origin`; https, or http on a loopback host.
+
+    Parsed as an origin, then written again from its parts: a host that is not a DNS name or an IP address,
+    a port outside 1-65535, or anything besides scheme, host and port is refused, so what is stored (and
+    later written into a Content-Security-Policy) can never carry another directive or source.
+    """
     text = value.strip()
     parts = urlsplit(text)
-    if parts.scheme not in ("https", "http") or not parts.hostname or parts.username or parts.password:
-        raise ValidationError(f"{value!r} is not an origin: write scheme://host[:port], e.g. https://shop.example")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    not_an_origin = f"{value!r} is not an origin: write scheme://host[:port], e.g. https://shop.example"
+    if parts.scheme not in ("https", "http") or not parts.hostname or "@" in parts.netloc:
+        raise ValidationError(not_an_origin)
+    if parts.path not in ("", "/") or parts.query or parts.fragment or "?" in text or "#" in text:
         raise ValidationError(f"{value!r} has a path: an origin is only scheme://host[:port]")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValidationError(f"{value!r}: the port must be a number from 1 to 65535") from None
+    host = _host_normalize(parts.hostname)
+    if host is None or port == 0:
+        raise ValidationError(not_an_origin)
+    if parts.scheme == "http" and not _is_loopback(host):
         raise ValidationError(f"{value!r}: only https origins may embed the flow (http only on localhost)")
-    host = parts.netloc.lower()
-    default_port = ":443" if parts.scheme == "https" else ":80"
-    if host.endswith(default_port):
-        host = host[: -len(default_port)]
-    return f"{parts.scheme}://{host}"
+    default_port = 443 if parts.scheme == "https" else 80
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default_port) else "")
 
 
 def return_url_validate(value: str) -> str:

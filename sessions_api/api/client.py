@@ -30,7 +30,8 @@ from ..client_access import (
 )
 from ..timestamps import iso_ms
 from .problems import ApiProblem
-from .rate_limit import client_session_creation_refused
+from .rate_limit import client_session_creation_refused, unauthenticated_request_refused
+from .serializers import SUBJECT_MAX_LENGTH, StrictStringField
 from .views import ApiContentNegotiation, problems, require_json_body
 
 CLIENT_HEADERS = "Authorization, Content-Type"
@@ -114,6 +115,20 @@ class ClientApiView(APIView):
                 "dashboard (SDK keys).",
             )
         return key
+
+    def handle_exception(self, exc):
+        """A failed credential (every 401 here) spends a token of the client address's budget, the partner
+        API's: past it, 429 instead of 401, so keys and client secrets cannot be guessed at speed."""
+        if isinstance(exc, ApiProblem) and exc.status_code == 401:
+            refused = unauthenticated_request_refused(self.request)
+            if refused is not None:
+                exc = ApiProblem(
+                    status_code=429,
+                    code="rate_limited",
+                    headers={"Retry-After": str(refused.retry_after)},
+                    detail=f"Too many failed credentials from this address. Retry in {refused.retry_after} s.",
+                )
+        return super().handle_exception(exc)
 
     @staticmethod
     def _bearer(request) -> str:
@@ -226,7 +241,7 @@ class ClientSessionStatusApi(ClientApiView):
 
 
 class ClientSessionInputSerializer(serializers.Serializer):
-    subject = serializers.CharField(min_length=1, max_length=255)
+    subject = StrictStringField(max_length=SUBJECT_MAX_LENGTH)  # the partner API's rule, sessions_api.subjects
 
 
 class ClientSessionCreateApi(ClientApiView):

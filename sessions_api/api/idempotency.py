@@ -1,5 +1,10 @@
 """`Idempotency-Key` on POST (CONTRACT 2): replay the first response for 24 h, per tenant and key mode.
 
+A request that fails is not remembered: its in-progress record is deleted. When it failed because the
+database went away, that delete cannot run either; the record's release is then noted in Redis (the
+request's transaction is known to have rolled back), and the next request with the key takes it over at
+once instead of answering 409 until IDEMPOTENCY_LOCK_TIMEOUT has passed.
+
 The stored response holds the session token and the flow link, which are otherwise kept only as a
 hash. It is sealed with AES-GCM under a key derived from SECRET_KEY, bound to its tenant and key:
 a database dump or backup alone does not give anyone a usable flow link. (Re-deriving the token at
@@ -10,10 +15,12 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 from collections.abc import Callable
 from decimal import Decimal
 
+import redis
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.conf import settings
@@ -21,16 +28,45 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
+from core.redis_client import redis_request_client
 from tenants.models import Tenant
 
 from ..models import IdempotencyRecord
-from .problems import ApiProblem
+from .problems import ApiProblem, is_backend_outage
 
 HEADER = "Idempotency-Key"
 META_KEY = "HTTP_IDEMPOTENCY_KEY"  # the header as request.META holds it: a plain dict lookup on the hot path
 REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_MAX_LENGTH = 255
 _SEALED_PREFIX = "sealed:v1:"
+logger = logging.getLogger(__name__)
+
+
+def _release_mark(record: IdempotencyRecord) -> str:
+    # The record's id and claim time: a later claim of the same row (a take-over) is not released by this mark.
+    return f"idempotency:released:{record.pk}:{record.created_at.timestamp()}"
+
+
+def _release(record: IdempotencyRecord) -> None:
+    """Free the key of a request that failed: delete its record, or, with the database gone, mark it released."""
+    try:
+        IdempotencyRecord.objects.filter(pk=record.pk).delete()
+        return
+    except Exception as error:
+        if not is_backend_outage(error):
+            raise
+    try:
+        timeout = int(settings.IDEMPOTENCY_LOCK_TIMEOUT.total_seconds()) + 1
+        redis_request_client().set(_release_mark(record), 1, ex=timeout)
+    except (redis.RedisError, OSError) as error:  # both stores down: the lock timeout frees it
+        logger.warning("idempotency record %s could not be released: %s", record.pk, error)
+
+
+def _released(record: IdempotencyRecord) -> bool:
+    try:
+        return bool(redis_request_client().exists(_release_mark(record)))
+    except (redis.RedisError, OSError):
+        return False
 
 
 def _exact_number(value: Decimal):
@@ -82,8 +118,9 @@ def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> Idempotency
             )
         if record.response_status is not None:
             return Response(_stored_body(record), status=record.response_status, headers={REPLAYED_HEADER: "true"})
-        if record.created_at < now - settings.IDEMPOTENCY_LOCK_TIMEOUT:
-            # The first request's process died mid-way; its transaction rolled back, so redo the work.
+        if record.created_at < now - settings.IDEMPOTENCY_LOCK_TIMEOUT or _released(record):
+            # The first request died mid-way (its process, or its database connection); its transaction
+            # rolled back, so redo the work.
             taken = IdempotencyRecord.objects.filter(pk=record.pk, created_at=record.created_at).update(created_at=now)
             if taken:
                 record.created_at = now
@@ -147,7 +184,7 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
                 )
                 return response
     except BaseException:
-        IdempotencyRecord.objects.filter(pk=claimed.pk).delete()
+        _release(claimed)
         raise
     # Errors are not remembered: the same key may be used again once the request is corrected.
     IdempotencyRecord.objects.filter(pk=claimed.pk).delete()

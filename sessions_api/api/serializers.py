@@ -1,7 +1,6 @@
 """The API's shapes: strict input validation (snake_case in) and the session representation (camelCase out)."""
 
 import ipaddress
-import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -20,11 +19,12 @@ from ..client_access import client_secret_for
 from ..flow_link import flow_signature_for, verification_url
 from ..models import Mode, Reason, Status, VerificationSession
 from ..reasons import reason_description
+from ..subjects import SUBJECT_MAX_LENGTH, text_problem
+from ..subjects import has_unstorable_characters as _has_unstorable_characters
 from ..timestamps import iso_ms
 
 AGE_LIMIT_MIN = 10
 AGE_LIMIT_MAX = 21
-SUBJECT_MAX_LENGTH = 255
 URL_MAX_LENGTH = 2048
 _LOOPBACK_NAMES = ("localhost",)
 _url_syntax = URLValidator(schemes=["http", "https"])
@@ -40,16 +40,6 @@ def _url_syntax_ok(url: str) -> bool:
     return True
 
 
-def _has_unstorable_characters(text: str) -> bool:
-    # Control characters (NUL cannot even be stored by PostgreSQL), lone surrogates, which JSON's
-    # \uD800 escapes can produce but UTF-8 cannot encode, and invisible format characters: bidi
-    # overrides and isolates (U+202A-202E, U+2066-2069) and zero-width ones (U+200B-200F, U+2060, U+FEFF)
-    # make a subject or a URL display as something it is not, in the dashboard and in a partner's tools.
-    if text.isascii() and text.isprintable():
-        return False  # the usual case, decided in C: ASCII's only such characters are its controls
-    return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
-
-
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": SUBJECT_MAX_LENGTH})
 class StrictStringField(serializers.Field):
     """A JSON string, 1..max_length characters, without control characters. Numbers are not coerced."""
@@ -59,12 +49,10 @@ class StrictStringField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
-            raise ValidationError("must be a string", code="invalid_type")
-        if not 1 <= len(data) <= self.max_length:
-            raise ValidationError(f"must be 1 to {self.max_length} characters long", code="out_of_range")
-        if _has_unstorable_characters(data):
-            raise ValidationError("must not contain control, invisible or bidi characters", code="invalid_value")
+        problem = text_problem(data, max_length=self.max_length)
+        if problem is not None:
+            code, message = problem
+            raise ValidationError(message, code=code)
         return data
 
     def to_representation(self, value):

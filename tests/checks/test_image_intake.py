@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from checks.images import MAX_BYTES, ImageRejected, open_image
+from checks.images import MAX_BYTES, ImageRejected, open_image, read_header
 
 
 def _encoded(image: Image.Image, image_format: str, **options) -> bytes:
@@ -103,3 +103,30 @@ def test_empty_upload_is_rejected():
 def test_tiny_picture_is_rejected():
     with pytest.raises(ImageRejected, match="too small"):
         open_image(_encoded(Image.new("RGB", (8, 8)), "PNG"))
+
+
+@pytest.mark.parametrize(
+    ("image_format", "options"),
+    [("JPEG", {"quality": 95, "progressive": True, "optimize": True}), ("PNG", {}), ("WEBP", {"lossless": True})],
+)
+def test_a_large_picture_of_one_colour_is_not_taken_for_a_lying_one(image_format, options):
+    buffer = io.BytesIO()
+    Image.new("RGB", (4999, 5000), (120, 90, 60)).save(buffer, image_format, **options)
+
+    assert read_header(buffer.getvalue()).pixels == 4999 * 5000
+
+
+def test_a_jpeg_with_too_few_bytes_for_the_pixels_its_header_claims_is_refused_from_the_header():
+    from bench.upload_flood import lying_jpeg
+
+    with pytest.raises(ImageRejected, match="damaged or incomplete"):
+        read_header(lying_jpeg())
+
+
+def test_a_jpeg_over_12_megapixels_is_decoded_reduced_not_in_full():
+    noise = np.random.default_rng(3).integers(0, 256, size=(4000, 4000, 3), dtype=np.uint8)
+    data = _encoded(Image.fromarray(noise), "JPEG", quality=30)
+
+    image = open_image(data)
+
+    assert image.size == (2000, 2000) and image.mode == "RGB"

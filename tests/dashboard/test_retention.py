@@ -12,7 +12,10 @@ from django.utils import timezone
 from sessions_api.models import AgeEstimationResult, SessionEvent, VerificationSession
 from tests.factories import finished_session
 from tests.support.api_client import ApiClient
+from tests.support.receiver import Reply
+from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookAttempt, WebhookDelivery
+from webhooks.services import delivery_resend
 
 
 def _aged(session, *, created_days_ago: float, finalized_days_ago: float | None = None):
@@ -51,6 +54,7 @@ def test_purged_sessions_are_gone_and_the_usage_chart_still_counts_them(dashboar
     still_open = _aged(finished_session(onboarded.tenant, status="initiated"), created_days_ago=3)
     delivery = WebhookDelivery.objects.get(subject_ref=old[0].pk)
     WebhookAttempt.objects.create(delivery=delivery, number=1, status_code=200, latency_ms=80)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status="delivered", delivered_at=timezone.now())
     before = dashboard.get("/dashboard/").content.decode()
 
     assert purge() == "purged 3 final session(s)"
@@ -96,3 +100,55 @@ def test_beat_purges_every_hour():
 
     entry = settings.CELERY_BEAT_SCHEDULE["final-sessions-purge"]
     assert entry["task"] == "sessions_api.tasks.final_sessions_purge" and entry["schedule"] == timedelta(hours=1)
+
+
+def _due_now(delivery_ids):
+    """The retry wait has passed (the test does not wait 5 minutes for it)."""
+    WebhookDelivery.objects.filter(pk__in=delivery_ids).update(next_attempt_at=timezone.now())
+
+
+@pytest.mark.parametrize("last_reply", [200, 500], ids=["then-delivered", "then-failed"])
+def test_a_session_whose_webhook_is_still_being_retried_is_kept_until_the_delivery_ends(
+    onboarded, receiver, settings, last_reply
+):
+    settings.WEBHOOK_RETRY_SCHEDULE = [0, 300]  # one retry, 5 minutes after the first failure
+    onboarded.tenant.retention_days = 1
+    onboarded.tenant.save()
+    sessions = [finished_session(onboarded.tenant, notification_url=receiver.url()) for _ in range(10)]
+    deliveries = [WebhookDelivery.objects.get(subject_ref=s.pk).pk for s in sessions]
+    receiver.script(*[Reply(status=500)] * 10)
+    for delivery_id in deliveries:
+        assert webhook_delivery_attempt(delivery_id=delivery_id).status_code == 500
+    for session in sessions:
+        _aged(session, created_days_ago=3, finalized_days_ago=2)
+
+    assert purge() == "purged 0 final session(s)"  # their retry is due in about 5 minutes: kept
+
+    api = ApiClient(onboarded.live_key)
+    assert all(api.get(f"/v1/sessions/{s.pk}").status_code == 200 for s in sessions)
+    assert WebhookDelivery.objects.filter(pk__in=deliveries, status="pending").count() == 10
+    receiver.script(*[Reply(status=last_reply)] * 10)
+    _due_now(deliveries)
+    for delivery_id in deliveries:
+        webhook_delivery_attempt(delivery_id=delivery_id)
+    assert len(receiver.received) == 20  # every event was sent again, none dropped
+
+    assert purge() == "purged 10 final session(s)"  # the deliveries ended: the purge takes them now
+    assert not WebhookDelivery.objects.filter(pk__in=deliveries).exists()
+
+
+def test_a_re_sent_webhook_keeps_its_session_past_retention_until_it_is_sent(onboarded, receiver):
+    onboarded.tenant.retention_days = 1
+    onboarded.tenant.save()
+    session = finished_session(onboarded.tenant, notification_url=receiver.url())
+    delivery = WebhookDelivery.objects.get(subject_ref=session.pk)
+    webhook_delivery_attempt(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert delivery.status == "delivered"
+    _aged(session, created_days_ago=3, finalized_days_ago=2)
+    delivery_resend(delivery=delivery)  # a re-send near the end of retention
+
+    assert purge() == "purged 0 final session(s)"
+    webhook_delivery_attempt(delivery_id=delivery.pk)
+    assert len(receiver.received) == 2
+    assert purge() == "purged 1 final session(s)"

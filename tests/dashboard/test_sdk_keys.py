@@ -86,3 +86,48 @@ def test_another_tenants_key_is_not_found(dashboard, rival):
 def test_a_secret_key_sent_from_a_browser_is_flagged_on_the_sdk_page(dashboard, onboarded):
     Client().get("/v1/client/config", {"key": onboarded.test_key})
     assert b"was sent from a browser or app" in dashboard.get("/dashboard/sdk/").content
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.0.0.1/hooks",
+        "https://localhost/hooks",
+        "https://169.254.169.254/latest/meta-data",
+        "https://10.1.2.3/hooks",
+        "https://hooks.partner.example:99999/hooks",
+        "http://hooks.partner.example/hooks",
+        "javascript:alert(1)",
+    ],
+)
+def test_a_client_notification_url_that_could_never_be_sent_to_is_refused_when_saved(dashboard, onboarded, url):
+    response = _generate(dashboard, client_notification_url=url)
+    assert response.status_code == 400 and b"The notification URL must" in response.content
+    assert not PublishableKey.objects.exists()
+
+    _generate(dashboard)
+    key = PublishableKey.objects.get()
+    edit = dashboard.post(
+        f"/dashboard/sdk/{key.pk}/",
+        {"label": "shop", "allowed_origins": SHOP, "return_urls": "", "client_notification_url": url},
+    )
+    assert edit.status_code == 400
+    key.refresh_from_db()
+    assert key.client_notification_url == ""
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example;script-src 'unsafe-inline' *",
+        "https://shop.example 'unsafe-inline'",
+        "https://shop.example:99999",
+        'https://shop.example"><script>',
+        "https://shop.example,https://evil.example",
+        "https://*.shop.example",
+    ],
+)
+def test_an_allowed_origin_must_be_exactly_scheme_host_and_port(dashboard, onboarded, origin):
+    response = _generate(dashboard, allowed_origins=origin)
+    assert response.status_code == 400
+    assert not PublishableKey.objects.exists()

@@ -128,3 +128,21 @@ def test_addresses_belong_to_one_tenant(dashboard, onboarded, rival, receiver):
     ApiClient(rival.test_key).post(f"/v1/test/sessions/{session['sessionId']}/advance", {"to": "approved"})
 
     assert not WebhookDelivery.objects.exists()  # the rival's session had no address, and ours is not its
+
+
+def test_send_test_webhook_is_throttled_per_tenant(dashboard, onboarded, rival, receiver):
+    from dashboard.webhook_addresses import TEST_WEBHOOK_BURST
+
+    save_address(dashboard, "live", receiver.url())
+    pages = [send_test(dashboard, "live").content.decode() for _ in range(TEST_WEBHOOK_BURST + 3)]
+
+    assert WebhookDelivery.objects.filter(tenant=onboarded.tenant).count() == TEST_WEBHOOK_BURST
+    assert "Too many test webhooks" in pages[-1] and "queued" not in pages[-1]
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    other = Client()
+    other.force_login(get_user_model().objects.get(username="mallory"))
+    other.post("/dashboard/webhooks/address/", {"mode": "live", "url": receiver.url("/rival")})
+    other.post("/dashboard/webhooks/test/", {"mode": "live"})
+    assert WebhookDelivery.objects.filter(tenant=rival.tenant).count() == 1  # another tenant has its own budget

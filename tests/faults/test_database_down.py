@@ -59,8 +59,8 @@ def test_the_api_answers_again_once_the_database_is_back(onboarded):
     assert client.get(f"/v1/sessions/{session['sessionId']}").status_code == 200
 
 
-def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
-    # Authentication succeeds on a live connection; the write that follows finds the server gone.
+def _post_while_the_database_goes_away_mid_request(client, body, headers=None):
+    """Authentication succeeds on a live connection; the write that follows finds the server gone."""
     from sessions_api.api import views as api_module
 
     real_create = api_module.session_create
@@ -70,14 +70,47 @@ def test_the_database_going_away_mid_request_is_503(onboarded, monkeypatch):
         connection.settings_dict.update(HOST="127.0.0.1", PORT="1")
         return real_create(**kwargs)
 
-    monkeypatch.setattr(api_module, "session_create", create_after_outage)
-    client = ApiClient(onboarded.live_key)
     saved = dict(connection.settings_dict)
+    api_module.session_create = create_after_outage
     try:
-        response = client.post("/v1/sessions", {"subject": "user-42", "age_limit": 18})
+        return client.post("/v1/sessions", body, headers=headers or {})
     finally:
+        api_module.session_create = real_create
         connection.close()
         connection.settings_dict.update(saved)
 
+
+def test_the_database_going_away_mid_request_is_503(onboarded):
+    client = ApiClient(onboarded.live_key)
+
+    response = _post_while_the_database_goes_away_mid_request(client, {"subject": "user-42", "age_limit": 18})
+
     assert_problem(response, 503, "service_unavailable")
     assert not VerificationSession.objects.exists()
+
+
+def test_the_pipeline_status_with_the_database_down_is_a_short_503_never_a_traceback(settings):
+    from django.test import Client
+
+    settings.PIPELINE_STATUS_TOKEN = "ops-token"
+    client = Client(raise_request_exception=False)
+
+    with database_unreachable():
+        response = client.get("/ops/pipeline", headers={"Authorization": "Bearer ops-token"})
+
+    assert response.status_code == 503 and response["Content-Type"] == "application/json"
+    assert response.json() == {"status": "unavailable", "detail": "the database is unreachable"}
+    assert int(response["Retry-After"]) > 0 and response["Cache-Control"] == "no-store"
+
+
+def test_an_idempotency_key_whose_request_died_with_the_database_is_free_again_at_once(onboarded):
+    body, headers = {"subject": "user-42", "age_limit": 18}, {"Idempotency-Key": "order-7"}
+    client = ApiClient(onboarded.live_key)
+    died = _post_while_the_database_goes_away_mid_request(client, body, headers)
+    assert_problem(died, 503, "service_unavailable")
+
+    retried = client.post("/v1/sessions", body, headers=headers)  # the database is back: the partner retries
+
+    assert retried.status_code == 201, retried.content  # not 409 idempotency_key_in_use for a minute
+    assert VerificationSession.objects.count() == 1
+    assert client.post("/v1/sessions", body, headers=headers).json() == retried.json()  # and now it replays

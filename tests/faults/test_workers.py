@@ -144,3 +144,22 @@ def test_a_webhooks_worker_killed_mid_attempt_has_the_delivery_made_by_the_sweep
 
     first, second = https_receiver.wait_for(2)
     assert first.headers["webhook-id"] == second.headers["webhook-id"]
+
+
+def test_an_analysis_over_its_time_limit_ends_as_a_retake_and_the_worker_goes_on(
+    api, private_redis, start_worker, face_path_on, settings
+):
+    # Issue 28: one crafted upload held the analysis worker for seconds of CPU. Here the limit is cut to
+    # half a second, which the first analysis of a process (it loads the models first) always exceeds.
+    settings.ANALYSIS_SOFT_TIME_LIMIT = 0.5
+    worker = start_worker("analysis", private_redis.url)
+    visitor = open_flow(api)
+
+    with broker_at(private_redis.url):
+        post_selfie(visitor, no_face)
+    wait_until(lambda: visitor.session.status != "processing", timeout=60, describe=worker.output)
+
+    session = VerificationSession.objects.get(pk=visitor.session_id)
+    assert (session.status, session.selfie_attempts) == ("initiated", 1)  # a retake, counted as an attempt
+    assert "SoftTimeLimitExceeded" in worker.output()
+    assert worker.process.poll() is None  # the worker process is still there for the next analysis

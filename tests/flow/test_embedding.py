@@ -26,11 +26,29 @@ def begin(client, pk, body, *, origin=SERVICE):
     )
 
 
-def test_the_frame_document_may_be_framed_by_the_keys_allowed_origins_only(pk):
+def test_the_frame_document_may_be_framed_by_the_one_allowed_origin_that_embeds_it(pk):
     response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP, "channel": "frame"})
     assert response.status_code == 200
-    assert "frame-ancestors https://shop.example https://b.example" in response["Content-Security-Policy"]
+    assert "frame-ancestors https://shop.example;" in response["Content-Security-Policy"] + ";"
+    assert "b.example" not in response["Content-Security-Policy"]  # the key's other origins stay unknown
     assert "X-Frame-Options" not in response
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.example;script-src 'unsafe-inline' *",
+        "https://evil.example 'unsafe-inline'",
+        "https://evil.example,https://x.example",
+        "https://evil.example:99999",
+    ],
+)
+def test_an_origin_parameter_that_is_not_exactly_an_origin_never_reaches_the_policy(pk, origin):
+    response = Client().get("/flow/embed", {"key": pk.key, "origin": origin, "channel": "frame"})
+
+    policy = response["Content-Security-Policy"]
+    assert "evil.example" not in policy and "unsafe-inline' *" not in policy
+    assert "frame-ancestors 'none'" in policy
 
 
 def test_for_an_origin_not_allowed_the_frame_says_so_to_that_origin_alone(pk):
@@ -89,3 +107,17 @@ def test_an_unknown_or_revoked_key_is_reported_to_the_page_that_asked(pk):
     response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP})
     assert 'data-refusal="invalid_publishable_key"' in response.content.decode()
     assert "frame-ancestors https://shop.example;" in response["Content-Security-Policy"] + ";"
+
+
+@pytest.mark.parametrize("subject", ["", "user\x0042", "user\u202e42", None, 42])
+def test_begin_refuses_a_subject_the_partner_api_would_refuse_with_a_json_answer(pk, subject):
+    from sessions_api.models import VerificationSession
+
+    pk.client_sessions_enabled, pk.client_age_limit = True, 18
+    pk.save()
+
+    response = begin(Client(), pk, {"session": {"subject": subject}, "channel": "frame"})
+
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["code"] == "invalid_subject"
+    assert not VerificationSession.objects.exists()

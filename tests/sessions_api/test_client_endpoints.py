@@ -230,3 +230,41 @@ def test_an_operator_adds_a_publishable_key_in_the_admin_and_it_works_at_once(on
     key = PublishableKey.objects.get(tenant=onboarded.tenant)
     assert key.key.startswith("av_pk_live_") and key.allowed_origins == [SHOP]
     assert Client().get("/v1/client/config", {"key": key.key}, headers={"Origin": SHOP}).json()["mode"] == "live"
+
+
+@pytest.mark.parametrize("subject", ["user\u202e42", "user\x0042", "user\u200b42", "user\x1b[31m", "", "x" * 256])
+def test_a_client_created_subject_follows_the_partner_apis_rules(browser, pk, subject):
+    pk.client_sessions_enabled, pk.client_age_limit = True, 18
+    pk.save()
+
+    response = browser.post(
+        f"/v1/client/sessions?key={pk.key}",
+        {"subject": subject},
+        content_type="application/json",
+        headers={"Origin": SHOP},
+    )
+
+    assert response.status_code == 400 and response["Content-Type"] == "application/problem+json"
+    assert "subject" in response.content.decode()
+    assert not VerificationSession.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda browser, pk: client_get(browser, "/v1/client/config", "av_pk_test_not-a-key"),
+        lambda browser, pk: client_get(browser, "/v1/client/session", pk.key, secret="ses_01KNOPE_wrong_secret"),
+        lambda browser, pk: client_get(browser, "/v1/client/config", "av_test_guessed_secret_key"),
+    ],
+    ids=["publishable-key", "client-secret", "secret-key"],
+)
+def test_failed_credentials_on_client_endpoints_are_limited_per_client_address(browser, pk, settings, attempt):
+    settings.API_UNAUTHENTICATED_RATE_PER_SECOND = 0.01
+    settings.API_UNAUTHENTICATED_BURST = 3
+
+    answers = [attempt(browser, pk) for _ in range(4)]
+
+    assert [answer.status_code for answer in answers] == [401, 401, 401, 429]
+    assert answers[-1].json()["code"] == "rate_limited" and int(answers[-1]["Retry-After"]) >= 1
+    elsewhere = Client(REMOTE_ADDR="198.51.100.7")
+    assert attempt(elsewhere, pk).status_code == 401  # another address has its own budget

@@ -3,6 +3,8 @@
 Deleted: the session (its subject, URLs, token hash), its check results, its state history and its
 webhook deliveries with their attempts. Kept: one SessionDailyCount per tenant, mode, creation day
 and final status, which the dashboard's usage chart adds to the sessions still stored.
+Each run first erases the sealed evidence any final session still holds (sessions_api.evidence): the state
+machine erases it as a session ends, and this sweep makes sure nothing outlives that, whatever the path.
 """
 
 import logging
@@ -16,6 +18,7 @@ from django.utils import timezone
 from tenants.models import Tenant
 from webhooks.models import WebhookDelivery
 
+from .evidence import final_sessions_evidence_erase
 from .models import SessionDailyCount, Status, VerificationSession
 
 logger = logging.getLogger(__name__)
@@ -26,6 +29,9 @@ FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
 def final_sessions_purge(*, now=None) -> int:
     """Purge every tenant's expired final sessions, in batches of one transaction each; the number deleted."""
     now = now or timezone.now()
+    erased = final_sessions_evidence_erase()
+    if erased:
+        logger.warning("retention purge erased the evidence still kept by %d final sessions", erased)
     purged = 0
     for tenant in Tenant.objects.only("id", "retention_days"):
         cutoff = now - timedelta(days=tenant.retention_days)

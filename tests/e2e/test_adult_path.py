@@ -32,6 +32,8 @@ from tests.e2e.test_live_flow import (
     years_ago,
 )
 from tests.support.camera import SCRIPTED_CAMERA_JS, TAP_COUNTER_JS, data_url, tally
+from tests.support.documents import encode
+from tests.support.faces import astronaut_portrait
 
 pytestmark = [pytest.mark.e2e, pytest.mark.filterwarnings("ignore::FutureWarning")]
 
@@ -79,8 +81,19 @@ def _page_name(page) -> str:
     return page.url.split("/flow/")[-1].split("?")[0] or "consent"
 
 
-def _load_camera(page, preview: str, challenge: list[str] | None) -> None:
-    steps = turning_face(tuple(challenge)) if challenge else []
+@functools.lru_cache(maxsize=8)
+def unturned_face(challenge: tuple[str, ...]) -> list[list[str]]:
+    """The astronaut facing the camera whatever each step asks (the light changing a little between pictures):
+    a face that is there but does not turn, which liveness does not pass."""
+    from PIL import ImageEnhance
+
+    portrait, _ = astronaut_portrait()
+    pictures = [data_url(encode(ImageEnhance.Brightness(portrait).enhance(0.8 + 0.15 * n))) for n in range(3)]
+    return [pictures for _ in challenge]
+
+
+def _load_camera(page, preview: str, challenge: list[str] | None, *, turning: bool = True) -> None:
+    steps = (turning_face if turning else unturned_face)(tuple(challenge)) if challenge else []
     page.evaluate("([preview, steps]) => window.__fakeCamera.load(preview, steps)", [preview, steps])
 
 
@@ -192,3 +205,55 @@ def test_where_the_face_path_is_off_the_adult_sends_the_document_then_the_head_t
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
     assert walked.pages == ["consent", "document"]
     assert walked.head_turn_captures == 1 and walked.cameras == ["environment", "user"]
+
+
+def test_document_first_the_head_turns_wait_for_the_document_and_a_liveness_retake_keeps_it(
+    live_partner, live_base_url, counted_page, screenshot, celery_worker, age_policy_file
+):
+    age_policy_file({18: None})
+    page = counted_page
+    created = live_partner.create_session(subject="document-first-retake", age_limit=18, **return_urls(live_base_url))
+    page.goto(created["verificationUrl"])
+    page.get_by_role("button", name="I agree, continue with an ID document").click()
+    expect(page.get_by_role("heading", name="Photograph your ID document")).to_be_visible()
+    challenge = page.locator("input[name=challenge]").input_value().split(",")
+    _load_camera(page, data_url(passport_page(years_ago(30))["buffer"]), challenge, turning=False)
+    turns = page.locator("[data-selfie]")
+    camera_on, start = (
+        turns.get_by_role("button", name="Turn on the camera for the head turns"),
+        turns.locator("[data-capture]"),
+    )
+
+    # Until the document's photo is taken, the head turns cannot begin.
+    expect(turns.get_by_text("First finish the photo of your document, above.")).to_be_visible()
+    expect(camera_on).to_be_disabled()
+    expect(start).to_be_disabled()
+    screenshot(page, "adult-document-first-01-head-turns-wait")
+    panel = page.locator("[data-document] > [data-camera]")
+    panel.get_by_role("button", name="Turn on the camera").click()
+    panel.get_by_role("button", name="Take photo").click()
+    panel.get_by_role("button", name="Use this photo").click()
+    expect(start).to_be_disabled()  # the back is still to be decided
+    panel.get_by_role("button", name="No back needed").click()
+    expect(camera_on).to_be_enabled()
+    expect(turns.get_by_text("First finish the photo of your document, above.")).to_be_hidden()
+
+    # A face that does not turn: the service asks again, for the head turns only; the document stays.
+    take_selfie(page, scripted=True, path="/flow/document", camera_button="Turn on the camera for the head turns")
+    expect(page.get_by_text("We could not confirm that this was a live person")).to_be_visible(
+        timeout=ANALYSIS_TIMEOUT_MS
+    )
+    expect(page.get_by_role("heading", name="Turn your head in front of the camera")).to_be_visible()
+    expect(page.get_by_text("Your document was read, and what we read from it is kept")).to_be_visible()
+    assert page.locator("input[name=document]").count() == 0
+    expect(page.get_by_role("button", name="Turn on the camera for the head turns")).to_be_enabled()
+    screenshot(page, "adult-document-first-02-only-the-head-turns-again")
+    _load_camera(page, frontal_face(), page.locator("input[name=challenge]").input_value().split(","))
+    take_selfie(page, scripted=True, path="/flow/document", camera_button="Turn on the camera for the head turns")
+
+    expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
+    body = finished(live_partner, created["sessionId"])
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
+    assert body["validateDoc"]["trueAge"] == 30 and body["validateDoc"]["holderMatch"]["passed"] is True
+    # The rear camera once (one document photo), the front camera for each head-turn capture.
+    assert tally(page)["cameras"] == ["environment", "user", "user"]

@@ -13,8 +13,10 @@ Two faces are compared by the Euclidean distance of their descriptors; we report
 score of 0.4), and they match when the score reaches MATCH_THRESHOLD. That threshold is calibrated on
 photos of people across years (`manage.py evaluate_face_match`, published in docs/age-assurance.md).
 
-A descriptor is a biometric template: it lives in memory for one analysis and is never stored; only
-the score is.
+A descriptor is a biometric template: it lives in memory for one analysis and only the score is stored,
+with one exception: while a session is open, the descriptor of the half of the holder check that passed
+(a live face, or a document's portrait) is kept sealed, so the user re-does only the half that failed
+(sessions_api.evidence, docs/adult-path.md).
 """
 
 from __future__ import annotations
@@ -163,15 +165,20 @@ def portrait_descriptor(pictures: Sequence[Image.Image]) -> FaceDescriptor | Non
     return None
 
 
-def holder_match(frontal_frames: Sequence[bytes], document_images: Sequence[bytes]) -> HolderMatch | Retake:
-    """Is the live face (the capture's frontal frames) the face on the document's portrait?"""
+def document_portrait(document_images: Sequence[bytes]) -> FaceDescriptor | None:
+    """The portrait of the document's pictures (encoded), or None when none shows one."""
     pictures = []
     for data in document_images:
         try:
             pictures.append(open_image(data))
         except ImageRejected:
             continue
-    portrait = portrait_descriptor(pictures)
+    return portrait_descriptor(pictures)
+
+
+def holder_match(frontal_frames: Sequence[bytes], document_images: Sequence[bytes]) -> HolderMatch | Retake:
+    """Is the live face (the capture's frontal frames) the face on the document's portrait?"""
+    portrait = document_portrait(document_images)
     if portrait is None:
         return Retake(MESSAGE_NO_PORTRAIT)
     live = live_descriptor(frontal_frames)

@@ -6,7 +6,7 @@ sentence the user reads is in the catalog, in the page's language.
 
 from django.utils.translation import gettext_lazy as _
 
-from sessions_api.choices import Reason, Status
+from sessions_api.choices import Reason, Status, Step
 
 INSTRUCTIONS = {
     "left": _("Turn your head slowly to your left"),
@@ -25,6 +25,19 @@ DENIAL_MESSAGES = {
     Reason.UNDERAGE_DIGITAL_ID: _("Your digital ID shows that you do not meet the minimum age."),
 }
 DENIAL_MESSAGE_OTHER = _("We could not verify your age.")
+# No selfie was taken when the head turns of the document step failed.
+DENIAL_MESSAGE_HEAD_TURNS_NOT_LIVE = _(
+    "We could not confirm that a live person was in front of the camera during the head turns."
+)
+
+
+def denial_message(reason: str, *, step: str):
+    """What the result page says of a denial, for the step the session ended on (a selfie, or a document)."""
+    if reason == Reason.LIVENESS_FAILED and step == Step.DOCUMENT:
+        return DENIAL_MESSAGE_HEAD_TURNS_NOT_LIVE
+    return DENIAL_MESSAGES.get(reason, DENIAL_MESSAGE_OTHER)
+
+
 SANDBOX_OUTCOMES = {
     Status.INITIATED: [
         ("approved", _("Approve (age estimation)")),
@@ -41,7 +54,6 @@ SANDBOX_OUTCOMES = {
 # No face can approve at an age limit where the face path is off: an approval there stands for a document read.
 SANDBOX_APPROVE_DOCUMENT = _("Approve (document)")
 MESSAGE_CHOOSE_AN_OUTCOME = _("Choose one of the outcomes below.")
-MESSAGE_NO_DOCUMENT_PICTURE = _("Choose or take a picture of your document first.")
 
 SCRIPT_TEXTS = {
     # static/flow/camera.js
@@ -53,6 +65,8 @@ SCRIPT_TEXTS = {
     # static/flow/selfie.js
     "selfieCameraOn": _("Camera on. Put your face inside the oval, then press Start."),
     "selfieCameraFailed": _("You can upload photos below, or use an ID document instead."),
+    # On the document page, where the head turns come with the document.
+    "headTurnsCameraFailed": _("You can upload one photo for each instruction below instead."),
     # Translators: %(step)s and %(total)s are numbers: "Step 2 of 4".
     "selfieStep": _("Step %(step)s of %(total)s"),
     "selfieThanks": _("Thank you"),

@@ -12,7 +12,13 @@ Decisions worth knowing:
     which skips the selfie (initiated -> processing -> requires_doc, no attempt used). So every
     session can be completed without a camera, through the document step.
   * Where the calibrated age policy has the face path off for the session's age limit, the consent
-    page says so and continues straight to the document step (no selfie is taken at all).
+    page says so and continues straight to the document step (no age is estimated from a face; under
+    the presence policy the document page then asks for head turns in front of the front camera).
+  * The adult whose selfie passed liveness but whose face was not enough goes to the document step
+    without a second round of head turns: the holder check compares the document's portrait with that
+    capture's face, kept sealed until the session ends (sessions_api.evidence, docs/adult-path.md). After a
+    document attempt, the retake asks only for the half of the holder check that failed: the document's
+    picture, or the head turns. Consent, document and result pages say which of these happens.
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
@@ -33,6 +39,7 @@ from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.return_urls import return_url
 from sessions_api.sandbox import sandbox_advance
 from sessions_api.selectors import (
+    session_face_estimated,
     session_face_path_on,
     session_get,
     session_presence_required,
@@ -43,8 +50,8 @@ from sessions_api.submission import (
     CAUSE_FACE_PATH_OFF,
     MAX_FRAMES_PER_STEP,
     MAX_IMAGE_BYTES,
-    SubmissionRejected,
     document_path_choose,
+    document_step_needs,
     document_submit,
     selfie_challenge_issue,
     selfie_submit,
@@ -57,14 +64,12 @@ from .headers import flow_headers, no_referrer
 from .language import language_cookie_set, language_from_link
 from .navigation import SeeOther, flow_page, outage_safe, page_url_for
 from .texts import (
-    DENIAL_MESSAGE_OTHER,
-    DENIAL_MESSAGES,
     INSTRUCTIONS,
     MESSAGE_CHOOSE_AN_OUTCOME,
-    MESSAGE_NO_DOCUMENT_PICTURE,
     SANDBOX_APPROVE_DOCUMENT,
     SANDBOX_OUTCOMES,
     SCRIPT_TEXTS,
+    denial_message,
 )
 from .upload_step import UploadStep, upload_step_view
 from .uploads import read_files
@@ -133,6 +138,8 @@ def consent(request, session):
             age_limit=session.age_limit,
             face_path_on=face_path_on,
             document_first=session.mode == Mode.LIVE and not face_path_on,
+            # Head turns come with a document; after a selfie whose face was not enough, that selfie's.
+            presence=session_presence_required(session),
             # A sandbox session tries its test wallet on the outcomes page.
             digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
             age_pass=age_pass_use_offered(session),
@@ -233,6 +240,7 @@ def status(request, session):
 
 def _document_page(request, session, *, error=None, status=200):
     presence = session_presence_required(session)
+    picture_needed, head_turns_needed = document_step_needs(session)
     return render(
         request,
         "flow/document.html",
@@ -242,10 +250,14 @@ def _document_page(request, session, *, error=None, status=200):
             retake=None if error else session_retake_message(session),
             attempt=session.document_attempts + 1,
             max_attempts=MAX_ATTEMPTS,
-            after_selfie=session.selfie_attempts > 0 and session.document_attempts == 0,
+            after_selfie=session.document_attempts == 0 and session_face_estimated(session),
             **_with_digital_id(session),
             presence=presence,
-            **(_head_turns(session) if presence else {}),
+            picture_needed=picture_needed,
+            head_turns_needed=head_turns_needed,
+            # The holder check uses the passed capture the session keeps: no second round of head turns.
+            head_turns_reused=presence and not head_turns_needed,
+            **(_head_turns(session) if head_turns_needed else {}),
         ),
         status=status,
     )
@@ -253,13 +265,11 @@ def _document_page(request, session, *, error=None, status=200):
 
 def _document_submit(request, session):
     images = read_files(request, "document")
-    if not images:
-        raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
     back = read_files(request, "document_back")
     challenge, frames_by_step = _head_turn_frames(request)
     document_submit(
         session=session,
-        image=images[0],
+        image=images[0] if images else None,
         back=back[0] if back else None,
         challenge=challenge,
         frames_by_step=frames_by_step,
@@ -267,7 +277,7 @@ def _document_submit(request, session):
 
 
 def _document_prepare(session):
-    if session_presence_required(session):
+    if document_step_needs(session)[1]:
         selfie_challenge_issue(session=session)  # the head turns that come with the document
     return None
 
@@ -332,7 +342,7 @@ def result(request, session):
             session,
             approved=session.status == Status.APPROVED,
             return_address=_return_address(request, session),
-            denial_message=DENIAL_MESSAGES.get(session.reason, DENIAL_MESSAGE_OTHER),
+            denial_message=denial_message(session.reason, step=session.step),
             age_pass_save=age_pass_save_offered(session),
         ),
     )

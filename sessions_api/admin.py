@@ -50,7 +50,7 @@ class VerificationSessionAdmin(SecretColumnsNotFilterable):
     search_fields = ("id", "subject", "tenant__name", "tenant__id")
     date_hierarchy = "created_at"
     inlines = [AgeEstimationInline, LivenessInline, DocumentInline, SessionEventInline]
-    exclude = ("token_hash",)
+    exclude = ("token_hash", "evidence_seal")
 
     def has_add_permission(self, request):
         return False

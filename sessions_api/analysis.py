@@ -6,6 +6,12 @@ only the result numbers, through the state machine. Our code never writes an ima
 bytes go when the task ends. A retake sends the session back (processing -> initiated for a selfie,
 -> requires_doc for a document) with the message to show, which is kept in the transition's event
 `message`. The web side is sessions_api.submission, the watchdog of lost analyses sessions_api.watchdog.
+
+Under the presence policy the document step's holder check has two halves, a live face (a head-turn
+capture that passed liveness) and the document's portrait. The half that passed is kept, sealed, in the
+same transaction as the decision that sends the session to the document step (sessions_api.evidence): the
+selfie's face when the face was not enough for the age limit, so the document step asks for no second
+capture; after a document attempt, whichever half passed, so the retake asks only for the other.
 """
 
 from __future__ import annotations
@@ -16,8 +22,18 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from checks.results import HolderMatch
+
 from .age_assurance.policy import tenant_face_rule
-from .decision import MESSAGE_HEAD_TURNS_MISSING, Decision, Presence, decide_document, decide_selfie
+from .decision import (
+    MESSAGE_HEAD_TURNS_MISSING,
+    Decision,
+    Presence,
+    decide_document,
+    decide_selfie,
+    document_accepted,
+)
+from .evidence import Evidence, KeptDocument, LiveFace, evidence_keep, session_evidence
 from .models import Status, VerificationSession
 from .selectors import SessionNotFound, session_get, session_presence_required
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
@@ -42,7 +58,8 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
-def _apply(session: VerificationSession, decision: Decision) -> None:
+def _apply(session: VerificationSession, decision: Decision, *, evidence: Evidence | None = None) -> None:
+    """Apply the decision; `evidence` is what the session keeps afterwards if it stays open (None: no change)."""
     cause = f"{session.step} analysed"
     if decision.is_retake:
         cause = (RETAKE_CAUSE_PREFIX + decision.retake_message)[:200]
@@ -64,6 +81,8 @@ def _apply(session: VerificationSession, decision: Decision) -> None:
                 count_attempt=True,
                 message=decision.retake_message or "",
             )
+            if evidence is not None:
+                evidence_keep(session_id=session.id, evidence=evidence)  # a final session keeps nothing
     except TransitionNotAllowed:
         logger.info("decision on %s dropped: the session left processing meanwhile", session.id)
 
@@ -77,11 +96,13 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
     session = _session_to_analyse(session_id)
     if session is None:
         return
+    frontal: list[bytes] = []
     try:
         liveness = check_liveness(frames, list(session.liveness_challenge))
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
-            age = estimate_age(frontal_frames(frames, list(session.liveness_challenge)))
+            frontal = frontal_frames(frames, list(session.liveness_challenge))
+            age = estimate_age(frontal)
     except Exception:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
@@ -91,54 +112,140 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
         rule=tenant_face_rule(session.tenant, session.age_limit),
         attempts_so_far=session.selfie_attempts,
     )
-    _apply(session, decision)
+    evidence = None
+    if decision.to_status == Status.REQUIRES_DOC and session_presence_required(session):
+        # The face was not enough: the document step compares its portrait with this capture's face.
+        evidence = Evidence(live_face=_live_face(frontal, liveness))
+    _apply(session, decision, evidence=evidence)
+
+
+def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
+    """The face of a capture that passed liveness (the mean descriptor of its frontal frames), or None."""
+    from checks.face_match import live_descriptor
+
+    try:
+        descriptor = live_descriptor(frontal) if frontal else None
+    except Exception:  # the document step then asks for the head turns again
+        logger.exception("the live face's descriptor could not be computed")
+        return None
+    if descriptor is None:
+        return None
+    return LiveFace(tuple(float(value) for value in descriptor.values), float(liveness.liveness_score))
 
 
 def document_analyse(
-    *, session_id: str, image: bytes, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+    *, session_id: str, image: bytes | None, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
 ) -> None:
-    """Read the document's machine-readable data (the back first when given); under the presence policy,
-    check the head-turn capture that came with it and match its face with the document's portrait; decide."""
-    from checks.document import read_document_sides
-    from checks.results import DocumentData, Retake
-    from checks.zones import zones_agree
+    """Read the document's machine-readable data (the back first when given), or take the document kept from an
+    earlier attempt when no picture came; under the presence policy, check the holder (the head turns sent
+    with it or the passed capture kept, against the document's portrait); decide, and keep what passed."""
+    from checks.results import Retake
 
     session = _session_to_analyse(session_id)
     if session is None:
         return
-    images = [image] + ([back] if back else [])
-    presence = None
+    kept = session_evidence(session)
+    today = timezone.now().date()
+    presence, halves = None, None  # halves: what passed of the holder check (None: what is kept stays)
     try:
-        document = read_document_sides(images)
-        if isinstance(document, DocumentData) and document.checks_valid:
-            document = dataclasses.replace(
-                document,
-                zones_agree=zones_agree(images[:1], birthdate=document.birthdate, expiry_date=document.expiry_date),
+        document = _document_read(image, back, kept)
+        if session_presence_required(session):
+            presence, halves = _presence_check(
+                document, image, back, frames or [], list(session.liveness_challenge), kept, today=today
             )
-        if session_presence_required(session) and isinstance(document, DocumentData) and document.checks_valid:
-            presence = _presence_check(images, frames or [], list(session.liveness_challenge))
     except Exception:
         logger.exception("document check failed on %s", session_id)
-        document = Retake(MESSAGE_CHECK_FAILED)
+        document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None
     decision = decide_document(
         document,
         age_limit=session.age_limit,
-        today=timezone.now().date(),
+        today=today,
         attempts_so_far=session.document_attempts,
         presence=presence,
     )
-    _apply(session, decision)
+    mismatch = presence is not None and isinstance(presence.holder, HolderMatch) and not presence.holder.matched
+    # A holder mismatch may be either half's fault: both are asked again.
+    _apply(session, decision, evidence=Evidence() if mismatch else halves)
 
 
-def _presence_check(images: list[bytes], frames: list[tuple[str, bytes]], challenge: list[str]) -> Presence:
-    """The liveness of the capture sent with the document, then the holder match on its frontal frames."""
-    from checks.face_match import holder_match
+def _document_read(image: bytes | None, back: bytes | None, kept: Evidence):
+    from checks.document import read_document_sides
+    from checks.results import DocumentData, Retake
+    from checks.zones import zones_agree
+
+    if image is None:  # only head turns came: the document is the one kept from an earlier attempt
+        if kept.document is None:
+            return Retake(MESSAGE_CHECK_FAILED)
+        return DocumentData(
+            kind=kept.document.kind,
+            birthdate=kept.document.birthdate,
+            expiry_date=kept.document.expiry_date,
+            checks_valid=True,
+            problem=None,
+            zones_agree=kept.document.zones_agree,
+        )
+    images = [image] + ([back] if back else [])
+    document = read_document_sides(images)
+    if isinstance(document, DocumentData) and document.checks_valid:
+        document = dataclasses.replace(
+            document,
+            zones_agree=zones_agree(images[:1], birthdate=document.birthdate, expiry_date=document.expiry_date),
+        )
+    return document
+
+
+def _presence_check(
+    document,
+    image: bytes | None,
+    back: bytes | None,
+    frames: list[tuple[str, bytes]],
+    challenge: list[str],
+    kept: Evidence,
+    *,
+    today,
+) -> tuple[Presence, Evidence]:
+    """The holder check's two halves: the live face (the head turns sent now, which must pass liveness, or the
+    passed capture kept) and, for a document that passes its own checks, its portrait (read from the
+    pictures, or kept); then the match. Returns it with the halves that passed, to keep on a retake."""
+    import numpy as np
+
+    from checks.face_match import MESSAGE_NO_LIVE_FACE, MESSAGE_NO_PORTRAIT, FaceDescriptor, compare, document_portrait
     from checks.liveness import check_liveness, frontal_frames
-    from checks.results import Retake
+    from checks.results import Liveness, Retake
 
-    if not frames or not challenge:
-        return Presence(liveness=Retake(MESSAGE_HEAD_TURNS_MISSING), holder=None)
-    liveness = check_liveness(frames, challenge)
+    live_face = None
+    if frames and challenge:
+        liveness = check_liveness(frames, challenge)
+        if not isinstance(liveness, Retake) and liveness.is_live:
+            live_face = _live_face(frontal_frames(frames, challenge), liveness)
+    elif kept.live_face is not None:
+        liveness, live_face = Liveness(is_live=True, liveness_score=kept.live_face.liveness_score), kept.live_face
+    else:
+        liveness = Retake(MESSAGE_HEAD_TURNS_MISSING)
+    kept_document = None
+    if document_accepted(document, today=today):
+        if image is not None:
+            found = document_portrait([image] + ([back] if back else []))
+            portrait = tuple(float(value) for value in found.values) if found is not None else None
+        else:
+            portrait = kept.document.portrait
+        if portrait is not None:
+            kept_document = KeptDocument(
+                kind=document.kind,
+                birthdate=document.birthdate,
+                expiry_date=document.expiry_date,
+                zones_agree=document.zones_agree,
+                portrait=portrait,
+            )
+    halves = Evidence(live_face=live_face, document=kept_document)
     if isinstance(liveness, Retake) or not liveness.is_live:
-        return Presence(liveness=liveness, holder=None)
-    return Presence(liveness=liveness, holder=holder_match(frontal_frames(frames, challenge), images))
+        return Presence(liveness=liveness, holder=None), halves
+    if kept_document is None:
+        holder = Retake(MESSAGE_NO_PORTRAIT)
+    elif live_face is None:
+        holder = Retake(MESSAGE_NO_LIVE_FACE)
+    else:
+        holder = compare(
+            FaceDescriptor(np.asarray(live_face.descriptor)), FaceDescriptor(np.asarray(kept_document.portrait))
+        )
+    return Presence(liveness=liveness, holder=holder), halves

@@ -116,6 +116,18 @@ class Presence:
     holder: HolderMatch | Retake | None
 
 
+def document_accepted(document: DocumentData | Retake, *, today: datetime.date) -> bool:
+    """Whether the document passes its own checks (read, check digits, printed dates, expiry), the ones
+    `decide_document` makes before it looks at the holder: a document that does may be kept for a retake
+    of the head turns alone (sessions_api.evidence)."""
+    return (
+        isinstance(document, DocumentData)
+        and document.checks_valid
+        and document.zones_agree is not False
+        and not (document.expiry_date is not None and document.expiry_date < today)
+    )
+
+
 def decide_document(
     document: DocumentData | Retake,
     *,

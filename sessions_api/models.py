@@ -41,6 +41,10 @@ class VerificationSession(models.Model):
     digital_id_attempts = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)
+    # While the session is open: the passed half of the document step's holder check, so the user re-does only
+    # the half that failed (128 numbers of a face, never an image), sealed; erased when the session ends.
+    # See sessions_api.evidence and docs/adult-path.md.
+    evidence_seal = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
@@ -51,6 +55,8 @@ class VerificationSession(models.Model):
         indexes = [
             models.Index(fields=["tenant", "-created_at"], name="session_tenant_created_idx"),
             models.Index(fields=["status", "expires_at"], name="session_open_expiry_idx"),
+            # The few sessions holding a seal, for the retention purge's sweep (sessions_api.retention).
+            models.Index(fields=["id"], condition=~models.Q(evidence_seal=""), name="session_evidence_sealed_idx"),
         ]
 
     def __str__(self):

@@ -7,6 +7,9 @@ and final status, which the dashboard's usage chart adds to the sessions still s
 A session whose webhook is still pending (a retry due, a re-send queued) is never purged: it stays
 past its retention until the delivery ends, delivered or failed, and the next hourly purge takes it.
 The retry schedule is bounded (about 28 hours), so no session is kept forever by it.
+
+Each run also first erases the sealed evidence any final session still holds (sessions_api.evidence): the state
+machine erases it as a session ends, and this sweep makes sure nothing outlives that, whatever the path.
 """
 
 import logging
@@ -20,6 +23,7 @@ from django.utils import timezone
 from tenants.models import Tenant
 from webhooks.models import WebhookDelivery
 
+from .evidence import final_sessions_evidence_erase
 from .models import SessionDailyCount, Status, VerificationSession
 
 logger = logging.getLogger(__name__)
@@ -30,6 +34,9 @@ FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
 def final_sessions_purge(*, now=None) -> int:
     """Purge every tenant's expired final sessions, in batches of one transaction each; the number deleted."""
     now = now or timezone.now()
+    erased = final_sessions_evidence_erase()
+    if erased:
+        logger.warning("retention purge erased the evidence still kept by %d final sessions", erased)
     purged = 0
     for tenant in Tenant.objects.only("id", "retention_days"):
         cutoff = now - timedelta(days=tenant.retention_days)

@@ -189,6 +189,12 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     )
 
 
+def session_face_estimated(session: VerificationSession) -> bool:
+    """Whether a selfie of this session passed liveness and had its age estimated (its face was then not enough,
+    or the session was approved by it)."""
+    return AgeEstimationResult.objects.filter(session_id=session.pk).exists()
+
+
 def session_face_path_on(session: VerificationSession) -> bool:
     """Whether a face can approve this session; when not, the flow goes straight to the document step."""
     return tenant_face_rule(session.tenant, session.age_limit).face_path_on

@@ -125,6 +125,7 @@ def session_transition(
         updates[counter] = F(counter) + 1
     if to in FINAL_STATUSES:
         updates["finalized_at"] = now
+        updates["evidence_seal"] = ""  # what the session kept for its holder check goes as it ends (evidence.py)
     VerificationSession.objects.filter(pk=session_id, status=from_status).update(**updates)
     session = VerificationSession.objects.select_related("tenant").get(pk=session_id)
     SessionEvent.objects.create(

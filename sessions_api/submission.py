@@ -32,6 +32,7 @@ from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
 
 from .analysis import RETAKE_CAUSE_PREFIX
 from .decision import MESSAGE_HEAD_TURNS_MISSING
+from .evidence import session_evidence
 from .models import Reason, Status, Step, VerificationSession
 from .selectors import session_presence_required
 from .state_machine import TransitionNotAllowed, session_transition
@@ -53,6 +54,7 @@ MESSAGE_CHALLENGE_CHANGED = gettext_noop(
 MESSAGE_FRAMES_MISSING = gettext_noop("We did not receive a picture for every instruction. Please start again.")
 MESSAGE_TOO_MANY_FRAMES = gettext_noop("Too many pictures were sent. Please start again.")
 MESSAGE_STEP_DONE = gettext_noop("This step is already done. Continue from the current page.")
+MESSAGE_NO_DOCUMENT_PICTURE = gettext_noop("Choose or take a picture of your document first.")
 
 
 class SubmissionRejected(Exception):
@@ -152,22 +154,42 @@ def _challenge_frames(
     return [(step, data) for step, step_frames in zip(challenge, frames_by_step) for data in step_frames]
 
 
+def document_step_needs(session: VerificationSession) -> tuple[bool, bool]:
+    """(a document picture, head turns): what the document step asks for now. Under the presence policy the
+    head turns are needed unless the session keeps a passed capture (the selfie's, or one sent with a
+    document that failed); the picture is needed unless it keeps a document that passed its checks and only
+    the head turns failed (sessions_api.evidence)."""
+    if not session_presence_required(session):
+        return True, False
+    kept = session_evidence(session)
+    if kept.document is not None and kept.live_face is not None:  # never left open by the analysis; be safe
+        return True, False
+    return kept.document is None, kept.live_face is None
+
+
 def document_submit(
     *,
     session: VerificationSession,
-    image: bytes,
+    image: bytes | None,
     back: bytes | None = None,
     challenge: list[str] | None = None,
     frames_by_step: list[list[bytes]] | None = None,
 ) -> None:
     """Check the document's pictures (front or data page, and the back if given) and, under the presence
-    policy, the head-turn capture that must come with them; go to `processing` and queue the analysis."""
+    policy, the head-turn capture that must come with them unless a passed one is kept; go to `processing`
+    and queue the analysis. Without a picture, the document kept from an earlier attempt is the one judged.
+    Head turns sent while a passed capture is kept are dropped unseen."""
+    picture_needed, head_turns_needed = document_step_needs(session)
+    if image is None:
+        if picture_needed:
+            raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
+        back = None
     frames: list[tuple[str, bytes]] = []
-    if session_presence_required(session):
+    if head_turns_needed:
         if not challenge or not any(frames_by_step or []):
             raise SubmissionRejected(MESSAGE_HEAD_TURNS_MISSING)
         frames = _challenge_frames(session, challenge, frames_by_step or [])
-    _check_headers([image, *([back] if back else []), *(data for _, data in frames)])
+    _check_headers([*([image] if image else []), *([back] if back else []), *(data for _, data in frames)])
     _submit(
         session,
         Status.REQUIRES_DOC,

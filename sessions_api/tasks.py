@@ -48,11 +48,11 @@ def selfie_analyse(session_id: str, frames: list[list[str]]) -> None:
 
 @shared_task(name="sessions_api.tasks.document_analyse")
 def document_analyse(
-    session_id: str, image: str, back: str | None = None, frames: list[list[str]] | None = None
+    session_id: str, image: str | None, back: str | None = None, frames: list[list[str]] | None = None
 ) -> None:
     analysis.document_analyse(
         session_id=session_id,
-        image=base64.b64decode(image),
+        image=base64.b64decode(image) if image else None,  # None: the document kept from an earlier attempt
         back=base64.b64decode(back) if back else None,
         frames=[(step, base64.b64decode(data)) for step, data in frames or []],
     )
@@ -81,17 +81,17 @@ def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> N
 
 
 def document_analysis_queue(
-    session_id: str, image: bytes, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+    session_id: str, image: bytes | None, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
 ) -> None:
     frames = frames or []
     document_analyse.apply_async(
         args=[
             session_id,
-            _encode(image),
+            _encode(image) if image else None,
             _encode(back) if back else None,
             [[step, _encode(data)] for step, data in frames],
         ],
         expires=ANALYSIS_TASK_EXPIRES,
         **_time_limits(),
-        **_shown_as(session_id, 1 + bool(back) + len(frames)),
+        **_shown_as(session_id, bool(image) + bool(back) + len(frames)),
     )

@@ -10,7 +10,8 @@ from django.contrib import admin
 SECRET_COLUMNS = frozenset(
     {
         "key_hash",  # ApiKey
-        "token_hash",  # VerificationSession
+        "token_hash",
+        "evidence_seal",  # VerificationSession
         "webhook_secret",
         "webhook_secret_previous",
         "test_webhook_secret",

@@ -6,23 +6,18 @@ request's transaction is known to have rolled back), and the next request with t
 once instead of answering 409 until IDEMPOTENCY_LOCK_TIMEOUT has passed.
 
 The stored response holds the session token and the flow link, which are otherwise kept only as a
-hash. It is sealed with AES-GCM under a key derived from SECRET_KEY, bound to its tenant and key:
+hash. It is sealed (sessions_api.sealing: AES-GCM under a key derived from SECRET_KEY), bound to its tenant and key:
 a database dump or backup alone does not give anyone a usable flow link. (Re-deriving the token at
 replay is impossible by design: it is random and only its hash is stored.)
 """
 
-import base64
 import hashlib
-import hmac
 import json
 import logging
-import os
 from collections.abc import Callable
 from decimal import Decimal
 
 import redis
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -32,13 +27,14 @@ from core.redis_client import redis_request_client
 from tenants.models import Tenant
 
 from ..models import IdempotencyRecord
+from ..sealing import SealBroken, is_sealed, seal, unseal
 from .problems import ApiProblem, is_backend_outage
 
 HEADER = "Idempotency-Key"
 META_KEY = "HTTP_IDEMPOTENCY_KEY"  # the header as request.META holds it: a plain dict lookup on the hot path
 REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_MAX_LENGTH = 255
-_SEALED_PREFIX = "sealed:v1:"
+_SEAL_PURPOSE = b"ageverify idempotency response v1"
 logger = logging.getLogger(__name__)
 
 
@@ -133,35 +129,22 @@ def _claim(tenant: Tenant, mode: str, key: str, fingerprint: str) -> Idempotency
     raise ApiProblem(status_code=409, code="idempotency_key_in_use", detail="Retry shortly.")
 
 
-def _sealing_key() -> bytes:
-    return hmac.new(settings.SECRET_KEY.encode(), b"ageverify idempotency response v1", hashlib.sha256).digest()
-
-
 def _bound_to(tenant_id: str, mode: str, key: str) -> bytes:
     return json.dumps([tenant_id, mode, key]).encode()
 
 
-def _seal(tenant_id: str, mode: str, key: str, body) -> str:
-    nonce = os.urandom(12)
-    sealed = AESGCM(_sealing_key()).encrypt(nonce, json.dumps(body).encode(), _bound_to(tenant_id, mode, key))
-    return _SEALED_PREFIX + base64.b64encode(nonce + sealed).decode()
-
-
 def _stored_body(record: IdempotencyRecord):
     body = record.response_body
-    if not (isinstance(body, str) and body.startswith(_SEALED_PREFIX)):
+    if not is_sealed(body):
         return json.loads(body) if isinstance(body, str) else body  # stored before sealing (gone after 24 h)
-    raw = base64.b64decode(body.removeprefix(_SEALED_PREFIX))
     try:
-        bound_to = _bound_to(record.tenant_id, record.mode, record.key)
-        plain = AESGCM(_sealing_key()).decrypt(raw[:12], raw[12:], bound_to)
-    except InvalidTag:  # SECRET_KEY changed since: the response cannot be given back, and must not be redone
+        return unseal(body, purpose=_SEAL_PURPOSE, bound_to=_bound_to(record.tenant_id, record.mode, record.key))
+    except SealBroken:  # SECRET_KEY changed since: the response cannot be given back, and must not be redone
         raise ApiProblem(
             status_code=422,
             code="idempotency_key_reused",
             detail=f"The first response to this {HEADER} can no longer be replayed; send the request with a new key.",
         )
-    return json.loads(plain)
 
 
 def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Response:
@@ -180,7 +163,8 @@ def idempotent(request, tenant: Tenant, handler: Callable[[], Response]) -> Resp
             if 200 <= response.status_code < 300:
                 # Kept as sealed JSON text: a jsonb object would come back with its keys reordered.
                 IdempotencyRecord.objects.filter(pk=claimed.pk).update(
-                    response_status=response.status_code, response_body=_seal(tenant.pk, mode, key, response.data)
+                    response_status=response.status_code,
+                    response_body=seal(response.data, purpose=_SEAL_PURPOSE, bound_to=_bound_to(tenant.pk, mode, key)),
                 )
                 return response
     except BaseException:

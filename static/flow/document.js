@@ -67,6 +67,7 @@
     if (turns) {  // presence policy: the head turns come next and send the document with them
       show([]);
       status.textContent = AvText("documentThenHeadTurns");
+      document.dispatchEvent(new CustomEvent("ageverify:document-ready"));  // their camera may start now
       turns.scrollIntoView();
       return;
     }

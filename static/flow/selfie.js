@@ -1,5 +1,6 @@
 /* The head-turn capture (selfie page, and the document page under the presence policy): a live preview, then
-   the challenge step by step, a few frames per step, sent with the form around it. */
+   the challenge step by step, a few frames per step, sent with the form around it. Below a document still to
+   be photographed (data-after-document), its camera and Start wait until that photo is taken or chosen. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-selfie]");
@@ -19,9 +20,27 @@
   var onButton = panel.querySelector("[data-camera-on]");
   var startButton = panel.querySelector("[data-capture]");
   var inputs = Array.prototype.slice.call(form.querySelectorAll("input[type=file][data-step]"));
+  var onDocumentPage = root.getAttribute("data-page") === "document";
+  var documentInput = root.hasAttribute("data-after-document") ? form.querySelector("input[name=document]") : null;
+  var waitHint = panel.querySelector("[data-wait-for-document]");
+  var documentReady = !documentInput;
+  var capturing = false;
 
   panel.hidden = false;
   fallback.open = false;
+
+  function refresh() {
+    onButton.disabled = !documentReady;
+    startButton.disabled = !documentReady || capturing;
+    if (waitHint) { waitHint.hidden = documentReady; }
+  }
+
+  if (documentInput) {
+    // The document page's camera panel (static/flow/document.js) says when its photo is taken; an upload says so itself.
+    document.addEventListener("ageverify:document-ready", function () { documentReady = true; refresh(); });
+    documentInput.addEventListener("change", function () { documentReady = documentInput.files.length > 0; refresh(); });
+    refresh();
+  }
 
   function failed(message) {
     instruction.textContent = "";
@@ -39,7 +58,7 @@
       status.textContent = AvText("selfieCameraOn");
     }, function (error) {
       onButton.disabled = false;
-      failed(AvCamera.explain(error) + " " + AvText("selfieCameraFailed"));
+      failed(AvCamera.explain(error) + " " + AvText(onDocumentPage ? "headTurnsCameraFailed" : "selfieCameraFailed"));
     });
   });
 
@@ -56,6 +75,8 @@
   }
 
   startButton.addEventListener("click", function () {
+    if (!documentReady) { return; }
+    capturing = true;
     startButton.disabled = true;
     var chain = Promise.resolve();
     inputs.forEach(function (input, index) {
@@ -67,7 +88,8 @@
       AvCamera.stop(video);
       form.submit();
     }, function () {
-      startButton.disabled = false;
+      capturing = false;
+      startButton.disabled = false;  // the document's photo, if any, stays in the form: only the head turns again
       failed(AvText("selfieCaptureFailed"));
     });
   });

@@ -127,6 +127,7 @@ def test_the_operators_actions_are_recorded_in_the_admin_log(operator, onboarded
         "/admin/tenants/apikey/?key_hash__regex=^{}",
         "/admin/tenants/apikey/?key_hash={}",
         "/admin/sessions_api/verificationsession/?token_hash__startswith={}",
+        "/admin/sessions_api/verificationsession/?evidence_seal__startswith={}",
         "/admin/tenants/tenant/?test_webhook_secret__startswith={}",
         "/admin/auth/user/?password__startswith={}",
     ],
@@ -143,6 +144,18 @@ def test_the_dashboard_session_list_refuses_filters_on_the_token_hash(dashboard,
     api.create_session()
     assert dashboard.get("/dashboard/sessions/", {lookup: "0"}).status_code == 400
     assert dashboard.get("/dashboard/sessions/", {lookup: "f"}).status_code == 400
+
+
+def test_neither_operators_nor_tenant_staff_see_the_evidence_a_session_keeps_sealed(operator, dashboard, api):
+    session_id = api.create_session()["sessionId"]
+    VerificationSession.objects.filter(pk=session_id).update(evidence_seal="sealed:v1:c2VhbGVkIGZhY2U=")
+
+    for client, path in (
+        (operator, f"/admin/sessions_api/verificationsession/{session_id}/change/"),
+        (dashboard, f"/dashboard/sessions/{session_id}/"),
+    ):
+        page = client.get(path)
+        assert page.status_code == 200 and "c2VhbGVkIGZhY2U" not in page.content.decode(), path
 
 
 def test_the_read_only_session_and_delivery_pages_cannot_delete(operator, api, onboarded):

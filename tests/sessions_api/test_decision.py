@@ -1,12 +1,13 @@
 """The decision rule (CONTRACT 3) at its edges: thresholds inclusive, attempts counted, never denied on a face."""
 
+import dataclasses
 import datetime
 
 import pytest
 
 from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
 from sessions_api.age_assurance.policy import FaceRule, LimitPolicy
-from sessions_api.decision import Presence, decide_document, decide_selfie
+from sessions_api.decision import Presence, decide_document, decide_selfie, document_accepted
 
 LIVE = Liveness(is_live=True, liveness_score=0.93)
 NOT_LIVE = Liveness(is_live=False, liveness_score=0.21)
@@ -269,3 +270,24 @@ def test_printed_dates_that_disagree_with_the_machine_readable_ones_are_retaken_
     assert first.to_status == "requires_doc" and "dates printed on your document" in first.retake_message
     last = document(disagreeing, attempts_so_far=2)
     assert (last.to_status, last.reason, last.results) == ("denied", "document_invalid", None)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {},
+        {"checks_valid": False, "problem": "check digit"},
+        {"zones_agree": False},
+        {"zones_agree": True},
+        {"expiry_date": datetime.date(2020, 1, 1)},
+        {"expiry_date": None},
+    ],
+)
+def test_a_document_is_accepted_exactly_when_its_own_checks_let_the_decision_go_on(variant):
+    """What may be kept for a retake of the head turns alone (sessions_api.evidence) is what decide_document accepts."""
+    data = dataclasses.replace(passport(datetime.date(1990, 1, 1)), **variant)
+
+    decided = document(data)
+
+    assert document_accepted(data, today=TODAY) is (not decided.is_retake), variant
+    assert document_accepted(Retake("unreadable"), today=TODAY) is False

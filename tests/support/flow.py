@@ -59,6 +59,27 @@ def post_document_with_head_turns(visitor, document: bytes, frames_for, frames_p
     return frames
 
 
+def post_document(visitor, document: bytes | None = None, back: bytes | None = None):
+    """Show the document page, then send only the document's picture(s), as its form does when the session
+    keeps a passed head-turn capture (or nothing at all, to send an empty form)."""
+    visitor.client.get("/flow/document")
+    form = {}
+    if document is not None:
+        form["document"] = SimpleUploadedFile("document.jpg", document, content_type="image/jpeg")
+    if back is not None:
+        form["document_back"] = SimpleUploadedFile("back.jpg", back, content_type="image/jpeg")
+    return visitor.client.post("/flow/document", form)
+
+
+def post_head_turns(visitor, frames_for, frames_per_step=3):
+    """Show the document page, then send only the head turns, as its form does when the session keeps the
+    document read at an earlier attempt."""
+    form, frames = _head_turns(visitor, "/flow/document", frames_for, frames_per_step)
+    response = visitor.client.post("/flow/document", form)
+    assert response.status_code == 303, response.content.decode()
+    return frames
+
+
 def _head_turns(visitor, page: str, frames_for, frames_per_step: int) -> tuple[dict, list]:
     visitor.client.get(page)
     challenge = visitor.session.liveness_challenge

@@ -49,6 +49,7 @@ APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID)
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
 EVENT_COMPLETED = "verification.completed"
+EVENT_REDACTED = "verification.redacted"
 
 
 class TransitionNotAllowed(Exception):
@@ -147,7 +148,8 @@ def _store_results(session: VerificationSession, results: Results) -> None:
 
 
 def completed_event_payload(session: VerificationSession) -> bytes:
-    """The spec's section 6 payload plus `mode` (the contract's one addition); signed and re-sent unchanged."""
+    """The spec's section 6 payload plus `mode` (the contract's addition) and the partner's `metadata` (issue 29);
+    signed and re-sent unchanged."""
     body = {
         "event": EVENT_COMPLETED,
         "timestamp": iso_ms(session.finalized_at),
@@ -157,13 +159,38 @@ def completed_event_payload(session: VerificationSession) -> bytes:
             "status": session.status,
             "ageLimit": session.age_limit,
             "mode": session.mode,
+            "metadata": session.metadata or {},
         },
     }
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _enqueue_completed_webhook(session: VerificationSession) -> None:
-    if not session.tenant.webhooks_enabled:
+def redacted_event_payload(session: VerificationSession) -> bytes:
+    """`verification.redacted`: the session's personal data is erased; its status and times stay."""
+    body = {
+        "event": EVENT_REDACTED,
+        "timestamp": iso_ms(session.redacted_at),
+        "data": {
+            "sessionId": session.id,
+            "status": session.status,
+            "ageLimit": session.age_limit,
+            "mode": session.mode,
+            "metadata": session.metadata or {},
+        },
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def event_opted_in(session: VerificationSession, event_type: str) -> bool:
+    """Whether the session's tenant sends `event_type` for the session's mode (completed: always)."""
+    if event_type == EVENT_COMPLETED:
+        return True
+    return event_type in (session.tenant.webhook_extra_events or {}).get(session.mode, ())
+
+
+def session_event_enqueue(session: VerificationSession, event_type: str, payload: bytes) -> None:
+    """Queue one event of `session` in the caller's transaction, when the tenant sends it and has an address."""
+    if not session.tenant.webhooks_enabled or not event_opted_in(session, event_type):
         return
     # The session's own address, else the tenant's default address for the session's mode (dashboard).
     url = session.notification_url or default_notification_url(tenant=session.tenant, mode=session.mode)
@@ -172,11 +199,15 @@ def _enqueue_completed_webhook(session: VerificationSession) -> None:
     delivery_enqueue(
         tenant=session.tenant,
         url=url,
-        event_type=EVENT_COMPLETED,
-        payload=completed_event_payload(session),
+        event_type=event_type,
+        payload=payload,
         mode=session.mode,
         subject_ref=session.id,
     )
+
+
+def _enqueue_completed_webhook(session: VerificationSession) -> None:
+    session_event_enqueue(session, EVENT_COMPLETED, completed_event_payload(session))
 
 
 def session_cancel(*, session_id: str, cause: str = "cancelled by the user in the web flow") -> VerificationSession:

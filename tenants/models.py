@@ -38,6 +38,9 @@ class Tenant(models.Model):
     webhooks_enabled = models.BooleanField(
         default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
     )
+    # Events sent besides verification.completed, per mode: {"live": ["verification.redacted"], "test": [...]}.
+    # Empty by default: the spec's one event is the only one a tenant gets until it opts in (issue 29).
+    webhook_extra_events = models.JSONField(default=dict, blank=True)
     session_ttl_seconds = models.PositiveIntegerField(
         default=3600,
         validators=[MinValueValidator(SESSION_TTL_MIN_SECONDS), MaxValueValidator(SESSION_TTL_MAX_SECONDS)],

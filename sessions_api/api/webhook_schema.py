@@ -14,6 +14,12 @@ _MODE = {
     "enum": Mode.values,
     "description": "`live` or `test`. Grant nothing on a `test` event: sandbox sessions need no user.",
 }
+_METADATA = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "example": {"orderId": "A-1042"},
+    "description": "The session's `metadata` as sent at creation; `{}` when none, or after a redaction.",
+}
 _TIMESTAMP = {
     "type": "string",
     "format": "date-time",
@@ -102,6 +108,7 @@ verification_completed = _event(
         "status": {"type": "string", "enum": [Status.APPROVED, Status.DENIED]},
         "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
         "mode": _MODE,
+        "metadata": _METADATA,
     },
 )
 

@@ -126,8 +126,11 @@ def test_the_request_schema_is_the_spec_input(schema):
     body = schema["paths"]["/v1/sessions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     request = _resolve(schema, body)
 
-    assert set(request["properties"]) == {"subject", "age_limit", "callback_url", "cancel_url", "notification_url"}
+    spec = {"subject", "age_limit", "callback_url", "cancel_url", "notification_url"}
+    assert set(request["properties"]) == spec | {"metadata"}  # issue 29: the partner's own references
     assert set(request["required"]) == {"subject", "age_limit"}
+    assert request["properties"]["metadata"]["type"] == "object"
+    assert request["properties"]["metadata"]["maxProperties"] == 50
     assert request["properties"]["age_limit"] == {"type": "integer", "minimum": 10, "maximum": 21}
     assert request["properties"]["subject"]["type"] == "string"
     assert request["properties"]["notification_url"]["format"] == "uri"

@@ -112,6 +112,21 @@ verification_completed = _event(
     },
 )
 
+verification_redacted = _event(
+    "verification.redacted",
+    "A session's personal data was erased (opt-in)",
+    "Sent when a final session is redacted (`POST /v1/sessions/{sessionId}/redact`), once, to the same address as "
+    "`verification.completed`, only if the tenant opted into this event for the session's mode. Erase your own "
+    "copy of the session's personal data; `subject` is gone and `metadata` is `{}`.",
+    {
+        "sessionId": {**_STRING, "example": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
+        "status": {"type": "string", "enum": [Status.APPROVED, Status.DENIED]},
+        "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
+        "mode": _MODE,
+        "metadata": _METADATA,
+    },
+)
+
 test_event = _event(
     "webhook.test",
     "A test event (dashboard: Send test webhook)",

@@ -288,8 +288,15 @@ def test_the_webhooks_are_described_with_their_headers_and_the_payloads_really_s
     assert schema["openapi"].startswith("3.1")
     session_id = sandbox_api.create_session(notification_url="https://partner.example/hooks")["sessionId"]
     sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", {"to": "approved"})
+    completed = WebhookDelivery.objects.get(subject_ref=session_id).payload
+    onboarded.tenant.webhook_extra_events = {"test": ["verification.redacted"]}
+    onboarded.tenant.save(update_fields=["webhook_extra_events"])
+    sandbox_api.post(f"/v1/sessions/{session_id}/redact")
     sent = {
-        "verification.completed": WebhookDelivery.objects.get(subject_ref=session_id).payload,
+        "verification.completed": completed,
+        "verification.redacted": WebhookDelivery.objects.get(
+            subject_ref=session_id, event_type="verification.redacted"
+        ).payload,
         "webhook.test": webhook_test_send(tenant=onboarded.tenant, mode="test", url="https://p.example/h").payload,
     }
 

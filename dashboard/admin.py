@@ -2,11 +2,11 @@
 
 from datetime import datetime
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from sessions_api.models import Mode, SessionEvent, Status, VerificationSession
@@ -16,9 +16,11 @@ from tenants.admin_lookups import SecretColumnsNotFilterable
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
 from .selectors import deliveries_for_session
+from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
 from .tenancy import current_tenant
+from .views import actor_from
 
 
 class ReadOnlyAdmin(SecretColumnsNotFilterable):
@@ -136,7 +138,26 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         return [
             *super().get_urls(),
             path("<str:object_id>/", self.admin_site.admin_view(self.detail_view), name="{}_{}_change".format(*info)),
+            path("<str:object_id>/redact/", self.admin_site.admin_view(self.redact_view), name="session_redact"),
         ]
+
+    def redact_view(self, request, object_id):
+        """POST only, with the confirmation box ticked: the API's redaction, audited with the signed-in user."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            session = session_get(session_id=object_id, tenant=current_tenant(request))
+        except SessionNotFound:
+            raise Http404("No such session.") from None
+        detail = reverse("dashboard:sessions_api_verificationsession_change", args=[session.pk])
+        if not session.is_final:
+            messages.error(request, "Only a final session (approved or denied) can be redacted.")
+        elif request.POST.get("confirm") != "erase":
+            messages.error(request, "Nothing was erased: tick the box to confirm the redaction.")
+        else:
+            dashboard_session_redact(tenant=current_tenant(request), actor=actor_from(request), session_id=session.pk)
+            messages.success(request, "The session's subject, metadata and results were erased.")
+        return HttpResponseRedirect(detail)
 
     def detail_view(self, request, object_id):
         if request.method != "GET":

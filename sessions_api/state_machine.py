@@ -50,6 +50,8 @@ STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUM
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
 EVENT_COMPLETED = "verification.completed"
 EVENT_REDACTED = "verification.redacted"
+# Sent only to a tenant that opted in, per mode (dashboard, Webhooks): event -> what it tells.
+OPTIONAL_EVENTS = {EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)"}
 
 
 class TransitionNotAllowed(Exception):

@@ -4,13 +4,15 @@ from datetime import datetime
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from sessions_api.models import Mode, SessionEvent, Status, VerificationSession
+from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
 from sessions_api.selectors import SessionNotFound, session_get
+from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
@@ -76,6 +78,9 @@ class TenantScopedAdmin(ReadOnlyAdmin):
         return {}
 
 
+CANCELLED_THROUGH_API_LABEL = "Cancelled by you through the API"
+
+
 def status_badge(status: str, label: str) -> str:
     return format_html('<span class="av-badge av-badge--{}">{}</span>', status, label)
 
@@ -103,6 +108,13 @@ class SessionDashboardAdmin(TenantScopedAdmin):
     def list_context(self):
         return {"title": "Sessions", "status_choices": Status.choices, "mode_choices": Mode.choices}
 
+    def get_queryset(self, request):
+        # The partner's cancellation is not the user's: the reason's label says who, from the history.
+        through_api = SessionEvent.objects.filter(
+            session=OuterRef("pk"), reason=Reason.CANCELLED, cause=CANCELLED_THROUGH_API
+        )
+        return super().get_queryset(request).annotate(cancelled_through_api=Exists(through_api))
+
     @admin.display(description="Session")
     def session_link(self, session):
         from django.urls import reverse
@@ -118,6 +130,8 @@ class SessionDashboardAdmin(TenantScopedAdmin):
     def reason_display(self, session):
         if not session.reason:
             return "—"
+        if getattr(session, "cancelled_through_api", False):
+            return CANCELLED_THROUGH_API_LABEL
         # The badge already says "Approved": "Approved by age estimation" reads as "Age estimation" here.
         return session.get_reason_display().removeprefix("Approved by ").capitalize()
 
@@ -168,6 +182,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         except SessionNotFound:
             raise Http404("No such session.") from None
         request.dashboard_nav = self.nav_section
+        events = list(SessionEvent.objects.filter(session=session))
         context = self.admin_site.page_context(
             request,
             title=f"Session {session.pk}",
@@ -179,7 +194,12 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "document": getattr(session, "document", None),
                 "age_credential": getattr(session, "age_credential", None),
             },
-            events=list(SessionEvent.objects.filter(session=session)),
+            events=events,
+            cancelled_through_api=CANCELLED_THROUGH_API,
+            cancelled_through_api_label=CANCELLED_THROUGH_API_LABEL,
+            reason_label=CANCELLED_THROUGH_API_LABEL
+            if any(event.cause == CANCELLED_THROUGH_API for event in events)
+            else session.get_reason_display(),
             deliveries=deliveries_for_session(session=session),
             opts=self.opts,
         )

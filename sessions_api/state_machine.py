@@ -49,6 +49,8 @@ APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID)
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
 EVENT_COMPLETED = "verification.completed"
+# The cause recorded when the partner cancels through POST /v1/sessions/{id}/cancel (not the user).
+CANCELLED_THROUGH_API = "cancelled by the partner through the API"
 EVENT_REDACTED = "verification.redacted"
 # Sent only to a tenant that opted in, per mode (dashboard, Webhooks): event -> what it tells.
 OPTIONAL_EVENTS = {EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)"}

@@ -19,14 +19,14 @@ from rest_framework.response import Response
 from ..choices import Reason, Status
 from ..retention import SessionNotFinal, session_redact
 from ..selectors import SessionNotFound, session_get, sessions_list_for_tenant
-from ..state_machine import OPEN_STATUSES, TransitionNotAllowed, session_cancel
+from ..state_machine import CANCELLED_THROUGH_API, OPEN_STATUSES, TransitionNotAllowed, session_cancel
 from .problems import ApiProblem
 from .serializers import SessionReadResponseSerializer, session_read_representation
 from .views import ApiView, SessionCreateApi, problems, response_headers, session_not_found
 
 LIST_LIMIT_DEFAULT = 20
 LIST_LIMIT_MAX = 100
-CANCEL_CAUSE = "cancelled by the partner through the API"
+CANCEL_CAUSE = CANCELLED_THROUGH_API
 
 
 def _cursor_encode(created_at: datetime, session_id: str) -> str:

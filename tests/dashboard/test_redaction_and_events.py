@@ -79,3 +79,23 @@ def test_another_tenants_session_cannot_be_redacted(dashboard, rival):
     response = dashboard.post(f"/dashboard/sessions/{session_id}/redact/", {"confirm": "erase"})
     assert response.status_code == 404
     assert VerificationSession.objects.get(pk=session_id).subject == PERSONAL
+
+
+def test_a_session_cancelled_through_the_api_is_not_labelled_cancelled_by_the_user(dashboard, onboarded):
+    from django.test import Client
+
+    from tests.support.flow import start_path
+
+    by_partner = _cancelled_session(onboarded)
+    by_user = ApiClient(onboarded.live_key).create_session(subject="user-9")
+    browser = Client()
+    browser.get(start_path(by_user["verificationUrl"]))
+    browser.post("/flow/cancel")
+
+    detail = dashboard.get(f"/dashboard/sessions/{by_partner}/").content.decode()
+    listed = dashboard.get("/dashboard/sessions/").content.decode()
+    user_detail = dashboard.get(f"/dashboard/sessions/{by_user['sessionId']}/").content.decode()
+
+    assert "Cancelled by the user" not in detail and "Cancelled by you through the API" in detail
+    assert listed.count("Cancelled by you through the API") == 1 and listed.count("Cancelled by the user") == 1
+    assert "Cancelled by the user" in user_detail and "through the API" not in user_detail

@@ -438,6 +438,8 @@ SPECTACULAR_SETTINGS = {
     "WEBHOOKS": [
         "sessions_api.api.webhook_schema.verification_completed",
         "sessions_api.api.webhook_schema.verification_redacted",
+        "sessions_api.api.webhook_schema.verification_started",
+        "sessions_api.api.webhook_schema.verification_requires_input",
         "sessions_api.api.webhook_schema.test_event",
     ],
 }

@@ -46,6 +46,8 @@ class VerificationSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
+    # When the user first opened the flow (its consent page); null until then (verification.started).
+    opened_at = models.DateTimeField(null=True, blank=True)
     # When the partner erased its personal data (sessions_api.retention.session_redact); null until then.
     redacted_at = models.DateTimeField(null=True, blank=True)
 

@@ -30,13 +30,7 @@ from .models import (
     Status,
     VerificationSession,
 )
-from .state_machine import (
-    EVENT_COMPLETED,
-    EVENT_REDACTED,
-    completed_event_payload,
-    redacted_event_payload,
-    session_event_enqueue,
-)
+from .state_machine import EVENT_REDACTED, payload_without_personal_data, redacted_event_payload, session_event_enqueue
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
@@ -103,10 +97,9 @@ def _personal_data_erase(*, tenant: Tenant, ids: list[str], now) -> None:
     VerificationSession.objects.filter(id__in=ids).update(subject="", metadata={}, redacted_at=now)
     deliveries = WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids)
     deliveries.exclude(status=WebhookDelivery.Status.PENDING).delete()
-    # A completed event not yet delivered is still owed to the partner: sent, but without what was erased.
-    for delivery in deliveries.filter(event_type=EVENT_COMPLETED):
-        session = VerificationSession.objects.get(pk=delivery.subject_ref)
-        delivery.payload = completed_event_payload(session).decode()
+    # An event not yet delivered is still owed to the partner: sent, but without what was erased.
+    for delivery in deliveries:
+        delivery.payload = payload_without_personal_data(delivery.payload)
         delivery.save(update_fields=["payload"])
 
 

@@ -52,8 +52,14 @@ EVENT_COMPLETED = "verification.completed"
 # The cause recorded when the partner cancels through POST /v1/sessions/{id}/cancel (not the user).
 CANCELLED_THROUGH_API = "cancelled by the partner through the API"
 EVENT_REDACTED = "verification.redacted"
+EVENT_STARTED = "verification.started"
+EVENT_REQUIRES_INPUT = "verification.requires_input"
 # Sent only to a tenant that opted in, per mode (dashboard, Webhooks): event -> what it tells.
-OPTIONAL_EVENTS = {EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)"}
+OPTIONAL_EVENTS = {
+    EVENT_STARTED: "the user opened the flow (once per session)",
+    EVENT_REQUIRES_INPUT: "the user is asked for a document, or to retake a selfie",
+    EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)",
+}
 
 
 class TransitionNotAllowed(Exception):
@@ -137,7 +143,22 @@ def session_transition(
         _store_results(session, results)
     if to in FINAL_STATUSES:
         _enqueue_completed_webhook(session)
+    elif to in STEP_OF_STATUS:
+        # Sent back to a step: a document is needed (requires_doc) or a selfie must be retaken (initiated).
+        session_event_enqueue(session, EVENT_REQUIRES_INPUT, requires_input_event_payload(session))
     return session
+
+
+@transaction.atomic
+def session_opened(session: VerificationSession) -> bool:
+    """Record the first time the user opens the flow (`opened_at`); True, and `verification.started` queued,
+    only for that first time: a reload, a second tab or a relaunch change nothing."""
+    now = timezone.now()
+    if not VerificationSession.objects.filter(pk=session.pk, opened_at__isnull=True).update(opened_at=now):
+        return False
+    session.opened_at = now
+    session_event_enqueue(session, EVENT_STARTED, _event_payload(EVENT_STARTED, now, session))
+    return True
 
 
 def _store_results(session: VerificationSession, results: Results) -> None:
@@ -167,6 +188,38 @@ def completed_event_payload(session: VerificationSession) -> bytes:
         },
     }
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _session_data(session: VerificationSession) -> dict:
+    return {
+        "sessionId": session.id,
+        "subject": session.subject,
+        "status": session.status,
+        "ageLimit": session.age_limit,
+        "mode": session.mode,
+        "metadata": session.metadata or {},
+    }
+
+
+def _event_payload(event: str, at, session: VerificationSession, **extra) -> bytes:
+    body = {"event": event, "timestamp": iso_ms(at), "data": {**_session_data(session), **extra}}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def payload_without_personal_data(payload: str) -> str:
+    """A queued event's body with its session's subject and metadata erased (a redaction), as it is sent."""
+    body = json.loads(payload)
+    data = body.get("data", {})
+    if "subject" in data:
+        data["subject"] = ""
+    if "metadata" in data:
+        data["metadata"] = {}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def requires_input_event_payload(session: VerificationSession) -> bytes:
+    """`verification.requires_input`: `input` is `document` (the document step) or `selfie` (a retake)."""
+    return _event_payload(EVENT_REQUIRES_INPUT, session.updated_at, session, input=session.step)
 
 
 def redacted_event_payload(session: VerificationSession) -> bytes:

@@ -112,6 +112,35 @@ verification_completed = _event(
     },
 )
 
+_OPEN_SESSION = {
+    "sessionId": {**_STRING, "example": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
+    "subject": {**_STRING, "description": "Your `subject` of the session."},
+    "status": {"type": "string", "enum": [Status.INITIATED, Status.REQUIRES_DOC]},
+    "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
+    "mode": _MODE,
+    "metadata": _METADATA,
+}
+_OPT_IN = (
+    " Sent only if the tenant opted into it for the session's mode (dashboard, Webhooks), to the same address as "
+    "`verification.completed`, signed and retried the same way; never grant anything on it."
+)
+
+verification_started = _event(
+    "verification.started",
+    "The user opened the flow (opt-in)",
+    "Sent once per session, the first time its user opens the hosted flow (web link, SDK or app launch); a reload "
+    "or a second tab sends nothing more. Use it to tell a user who never started from one who stalled." + _OPT_IN,
+    {**_OPEN_SESSION, "status": {"type": "string", "enum": [Status.INITIATED]}},
+)
+
+verification_requires_input = _event(
+    "verification.requires_input",
+    "The user is asked for more (opt-in)",
+    "Sent each time the session is sent back to a step: `input` is `document` when the user must show an ID "
+    "document, `selfie` when a selfie must be retaken." + _OPT_IN,
+    {**_OPEN_SESSION, "input": {"type": "string", "enum": ["document", "selfie"]}},
+)
+
 verification_redacted = _event(
     "verification.redacted",
     "A session's personal data was erased (opt-in)",

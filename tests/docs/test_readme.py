@@ -66,6 +66,11 @@ NOT_RUN = {
     "tests/flow/test_languages.py runs its --check",
     "<!-- Content-Security-Policy": "a partner's page: tests/e2e/test_sdk.py loads the SDK so in Chromium",
     "// checkout.js": "a partner's script: tests/e2e/test_sdk.py makes these calls in Chromium",
+    "cd clients/node && npm ci": "tests/client/test_node_client.py installs, builds and tests the Node client so",
+    'import { AgeVerify } from "@ageverify/client"': "the Node client's calls: clients/node/test/service.test.mjs "
+    "makes them against the service (tests/client/test_node_client.py)",
+    'app.post("/hooks/ageverify"': "a partner's Express route: clients/node/test/service.test.mjs verifies a "
+    "delivered webhook and a test event with the same call",
 }
 
 

@@ -71,6 +71,7 @@ def _home_context(request, site, *, form=None, **extra):
         request,
         title="Home",
         keys=list(selectors.api_keys_active(tenant=tenant)),
+        exposed_keys=list(selectors.api_keys_exposed(tenant=tenant)),
         revoked_keys=list(selectors.api_keys_recently_revoked(tenant=tenant)),
         generate_form=form or ApiKeyGenerateForm(),
         usage=usage,

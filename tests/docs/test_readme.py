@@ -66,6 +66,10 @@ NOT_RUN = {
     "tests/flow/test_languages.py runs its --check",
     "<!-- Content-Security-Policy": "a partner's page: tests/e2e/test_sdk.py loads the SDK so in Chromium",
     "// checkout.js": "a partner's script: tests/e2e/test_sdk.py makes these calls in Chromium",
+    "bash scripts/test tests/webhooks": "runs the test suite itself (docs/testing.md): scripts/test is what runs "
+    "this test",
+    "DATABASE_URL=postgres://postgres@127.0.0.1:5432/": "runs the test suite against another database "
+    "(docs/testing.md): scripts/test is what runs this test",
     "cd clients/node && npm ci": "tests/client/test_node_client.py installs, builds and tests the Node client so",
     'import { AgeVerify } from "@ageverify/client"': "the Node client's calls: clients/node/test/service.test.mjs "
     "makes them against the service (tests/client/test_node_client.py)",

@@ -439,6 +439,9 @@ SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "WEBHOOKS": [
         "sessions_api.api.webhook_schema.verification_completed",
+        "sessions_api.api.webhook_schema.verification_redacted",
+        "sessions_api.api.webhook_schema.verification_started",
+        "sessions_api.api.webhook_schema.verification_requires_input",
         "sessions_api.api.webhook_schema.test_event",
     ],
 }

@@ -2,23 +2,27 @@
 
 from datetime import datetime
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG
-from django.http import Http404, HttpResponseNotAllowed
+from django.db.models import Exists, OuterRef
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from sessions_api.models import Mode, SessionEvent, Status, VerificationSession
+from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
 from sessions_api.selectors import SessionNotFound, session_get
+from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
 from .selectors import deliveries_for_session
+from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
 from .tenancy import current_tenant
+from .views import actor_from
 
 
 class ReadOnlyAdmin(SecretColumnsNotFilterable):
@@ -74,6 +78,9 @@ class TenantScopedAdmin(ReadOnlyAdmin):
         return {}
 
 
+CANCELLED_THROUGH_API_LABEL = "Cancelled by you through the API"
+
+
 def status_badge(status: str, label: str) -> str:
     return format_html('<span class="av-badge av-badge--{}">{}</span>', status, label)
 
@@ -101,6 +108,13 @@ class SessionDashboardAdmin(TenantScopedAdmin):
     def list_context(self):
         return {"title": "Sessions", "status_choices": Status.choices, "mode_choices": Mode.choices}
 
+    def get_queryset(self, request):
+        # The partner's cancellation is not the user's: the reason's label says who, from the history.
+        through_api = SessionEvent.objects.filter(
+            session=OuterRef("pk"), reason=Reason.CANCELLED, cause=CANCELLED_THROUGH_API
+        )
+        return super().get_queryset(request).annotate(cancelled_through_api=Exists(through_api))
+
     @admin.display(description="Session")
     def session_link(self, session):
         from django.urls import reverse
@@ -116,6 +130,8 @@ class SessionDashboardAdmin(TenantScopedAdmin):
     def reason_display(self, session):
         if not session.reason:
             return "—"
+        if getattr(session, "cancelled_through_api", False):
+            return CANCELLED_THROUGH_API_LABEL
         # The badge already says "Approved": "Approved by age estimation" reads as "Age estimation" here.
         return session.get_reason_display().removeprefix("Approved by ").capitalize()
 
@@ -136,7 +152,26 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         return [
             *super().get_urls(),
             path("<str:object_id>/", self.admin_site.admin_view(self.detail_view), name="{}_{}_change".format(*info)),
+            path("<str:object_id>/redact/", self.admin_site.admin_view(self.redact_view), name="session_redact"),
         ]
+
+    def redact_view(self, request, object_id):
+        """POST only, with the confirmation box ticked: the API's redaction, audited with the signed-in user."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            session = session_get(session_id=object_id, tenant=current_tenant(request))
+        except SessionNotFound:
+            raise Http404("No such session.") from None
+        detail = reverse("dashboard:sessions_api_verificationsession_change", args=[session.pk])
+        if not session.is_final:
+            messages.error(request, "Only a final session (approved or denied) can be redacted.")
+        elif request.POST.get("confirm") != "erase":
+            messages.error(request, "Nothing was erased: tick the box to confirm the redaction.")
+        else:
+            dashboard_session_redact(tenant=current_tenant(request), actor=actor_from(request), session_id=session.pk)
+            messages.success(request, "The session's subject, metadata and results were erased.")
+        return HttpResponseRedirect(detail)
 
     def detail_view(self, request, object_id):
         if request.method != "GET":
@@ -147,6 +182,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         except SessionNotFound:
             raise Http404("No such session.") from None
         request.dashboard_nav = self.nav_section
+        events = list(SessionEvent.objects.filter(session=session))
         context = self.admin_site.page_context(
             request,
             title=f"Session {session.pk}",
@@ -159,7 +195,12 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "age_credential": getattr(session, "age_credential", None),
                 "age_pass": getattr(session, "age_pass", None),
             },
-            events=list(SessionEvent.objects.filter(session=session)),
+            events=events,
+            cancelled_through_api=CANCELLED_THROUGH_API,
+            cancelled_through_api_label=CANCELLED_THROUGH_API_LABEL,
+            reason_label=CANCELLED_THROUGH_API_LABEL
+            if any(event.cause == CANCELLED_THROUGH_API for event in events)
+            else session.get_reason_display(),
             deliveries=deliveries_for_session(session=session),
             opts=self.opts,
         )

@@ -16,6 +16,8 @@ class AuditLogEntry(models.Model):
         WEBHOOK_RESENT = "webhook.resent", "Webhook re-sent"
         WEBHOOK_ADDRESS_CHANGED = "webhook_address.changed", "Default webhook address changed"
         WEBHOOK_TEST_SENT = "webhook.test_sent", "Test webhook sent"
+        WEBHOOK_EVENTS_CHANGED = "webhook_events.changed", "Webhook events changed"
+        SESSION_REDACTED = "session.redacted", "Session redacted"
         PUBLISHABLE_KEY_GENERATED = "publishable_key.generated", "Publishable key generated"
         PUBLISHABLE_KEY_CHANGED = "publishable_key.changed", "Publishable key settings changed"
         PUBLISHABLE_KEY_REVOKED = "publishable_key.revoked", "Publishable key revoked"

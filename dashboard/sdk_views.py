@@ -16,7 +16,7 @@ from sessions_api.models import Mode
 from tenants.forms import PublishableKeySettingsForm
 from tenants.models import PublishableKey
 
-from . import services
+from . import selectors, services
 from .tenancy import current_tenant
 from .views import actor_from
 
@@ -61,7 +61,7 @@ def _page(request, site, *, form=None, status=200):
         service_origin=f"{request.scheme}://{request.get_host()}",
         sdk_version=SDK_VERSION,
         sdk_integrity=sdk_integrity(),
-        exposed_keys=list(tenant.api_keys.filter(exposed_at__isnull=False, revoked_at__isnull=True)),
+        exposed_keys=list(selectors.api_keys_exposed(tenant=tenant)),
     )
     return TemplateResponse(request, "dashboard/sdk/keys.html", context, status=status)
 

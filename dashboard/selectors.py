@@ -17,6 +17,11 @@ USAGE_DAYS = 30
 RECENT_DELIVERIES = 25
 
 
+def api_keys_exposed(*, tenant: Tenant) -> QuerySet[ApiKey]:
+    """Active secret keys a browser or app sent to a client endpoint: to be replaced."""
+    return ApiKey.objects.filter(tenant=tenant, exposed_at__isnull=False, revoked_at__isnull=True)
+
+
 def api_keys_active(*, tenant: Tenant) -> QuerySet[ApiKey]:
     return (
         ApiKey.objects.filter(tenant=tenant, revoked_at__isnull=True)

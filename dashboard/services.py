@@ -178,6 +178,49 @@ def dashboard_webhook_address_set(*, tenant: Tenant, actor: Actor, mode: str, ur
 
 
 @transaction.atomic
+def dashboard_session_redact(*, tenant: Tenant, actor: Actor, session_id: str):
+    """Erase a final session's personal data (the API's redaction), recorded in the audit log once."""
+    from sessions_api.retention import session_redact
+
+    session = session_redact(session_id=session_id, cause=f"redacted in the dashboard by {actor.label}")
+    if not AuditLogEntry.objects.filter(
+        tenant=tenant, action=AuditLogEntry.Action.SESSION_REDACTED, target_id=session.pk
+    ).exists():
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action=AuditLogEntry.Action.SESSION_REDACTED,
+            target_type="session",
+            target_id=session.pk,
+            target_label=session.pk,
+            extra={"mode": session.mode, "status": session.status},
+        )
+    return session
+
+
+@transaction.atomic
+def dashboard_webhook_events_set(*, tenant: Tenant, actor: Actor, mode: str, events: list[str]) -> None:
+    """Choose the optional events sent for `mode`, besides verification.completed (always sent)."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    chosen = dict(tenant.webhook_extra_events or {})
+    previous = sorted(chosen.get(mode, []))
+    events = sorted(set(events))
+    if events == previous:
+        return
+    chosen[mode] = events
+    Tenant.objects.filter(pk=tenant.pk).update(webhook_extra_events=chosen)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_EVENTS_CHANGED,
+        target_type="webhook_events",
+        target_id=mode,
+        target_label=", ".join(events) or "(verification.completed only)",
+        extra={"mode": mode, "events": events, "previous_events": previous},
+    )
+
+
+@transaction.atomic
 def dashboard_webhook_test_send(*, tenant: Tenant, actor: Actor, mode: str, url: str) -> WebhookDelivery:
     from webhooks.services import webhook_test_send
 

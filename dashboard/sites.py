@@ -106,6 +106,7 @@ class TenantDashboardSite(admin.AdminSite):
             path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend), name="delivery_resend"),
             path("webhooks/address/", page(webhook_addresses.webhook_address_save), name="webhook_address_save"),
             path("webhooks/test/", page(webhook_addresses.webhook_test_send), name="webhook_test_send"),
+            path("webhooks/events/", page(webhook_addresses.webhook_events_save), name="webhook_events_save"),
             path("branding/", page(branding.branding_page), name="branding"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.client_address import client_address
 from sessions_api.models import Mode
+from sessions_api.state_machine import OPTIONAL_EVENTS
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
 from webhooks.selectors import delivery_get
@@ -70,6 +71,7 @@ def _home_context(request, site, *, form=None, **extra):
         request,
         title="Home",
         keys=list(selectors.api_keys_active(tenant=tenant)),
+        exposed_keys=list(selectors.api_keys_exposed(tenant=tenant)),
         revoked_keys=list(selectors.api_keys_recently_revoked(tenant=tenant)),
         generate_form=form or ApiKeyGenerateForm(),
         usage=usage,
@@ -157,7 +159,15 @@ def _webhooks_context(request, site, *, revealed_mode: str | None = None, reveal
         signing_secrets=secrets,
         deliveries=selectors.deliveries_recent(tenant=tenant),
         webhook_addresses=[
-            {"mode": mode, "label": label, "url": selectors.webhook_address(tenant=tenant, mode=mode)}
+            {
+                "mode": mode,
+                "label": label,
+                "url": selectors.webhook_address(tenant=tenant, mode=mode),
+                "events": [
+                    {"name": name, "description": description, "on": name in tenant.webhook_extra_events.get(mode, [])}
+                    for name, description in OPTIONAL_EVENTS.items()
+                ],
+            }
             for mode, label in SECRET_MODES.items()
         ],
         **extra,

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 from sessions_api.api.rate_limit import bucket_take
 from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
+from sessions_api.state_machine import OPTIONAL_EVENTS
 
 from . import selectors, services
 from .tenancy import current_tenant
@@ -74,4 +75,18 @@ def webhook_test_send(request, site):
             f"Test webhook {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
             "Its attempts appear under Recent deliveries.",
         )
+    return _back(mode)
+
+
+@require_POST
+def webhook_events_save(request, site):
+    if _shown_for_another_tenant(request):
+        return _refuse_stale_form(request, "webhooks")
+    mode = _secret_mode(request.POST)
+    events = [event for event in request.POST.getlist("events") if event in OPTIONAL_EVENTS]
+    services.dashboard_webhook_events_set(
+        tenant=current_tenant(request), actor=actor_from(request), mode=mode, events=events
+    )
+    chosen = ", ".join(["verification.completed", *sorted(set(events))])
+    messages.success(request, f"Events sent for {mode} sessions: {chosen}.")
     return _back(mode)

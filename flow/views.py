@@ -45,7 +45,7 @@ from sessions_api.selectors import (
     session_presence_required,
     session_retake_message,
 )
-from sessions_api.state_machine import TransitionNotAllowed, session_cancel
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel, session_opened
 from sessions_api.submission import (
     CAUSE_FACE_PATH_OFF,
     MAX_FRAMES_PER_STEP,
@@ -124,6 +124,7 @@ def start(request):
 @require_GET
 @flow_page(Status.INITIATED)
 def consent(request, session):
+    session_opened(session)
     face_path_on = session_face_path_on(session)
     if session.mode == Mode.TEST:
         next_url = reverse("flow:sandbox")

@@ -26,6 +26,8 @@ class VerificationSession(models.Model):
     callback_url = models.CharField(max_length=2048, blank=True)
     cancel_url = models.CharField(max_length=2048, blank=True)
     notification_url = models.CharField(max_length=2048, blank=True)
+    # The partner's own references (string keys and values, API-validated); erased by a redaction.
+    metadata = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.INITIATED)
     # Selfie until the session is sent to the document step; only the state machine changes it.
     step = models.CharField(max_length=8, choices=Step.choices, default=Step.SELFIE)
@@ -48,6 +50,10 @@ class VerificationSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
+    # When the user first opened the flow (its consent page); null until then (verification.started).
+    opened_at = models.DateTimeField(null=True, blank=True)
+    # When the partner erased its personal data (sessions_api.retention.session_redact); null until then.
+    redacted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

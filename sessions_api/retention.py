@@ -1,8 +1,10 @@
-"""The retention purge: final sessions older than their tenant's retention_days are deleted, their counts kept.
+"""Erasure of final sessions: the retention purge, and a partner's redaction of one session (issue 29).
 
-Deleted: the session (its subject, URLs, token hash), its check results, its state history and its
-webhook deliveries with their attempts. Kept: one SessionDailyCount per tenant, mode, creation day
-and final status, which the dashboard's usage chart adds to the sessions still stored.
+Both go through `_personal_data_erase`: the subject and metadata blanked, every check result (numbers,
+birth date) deleted, the flow's leftovers and the finished webhook deliveries deleted, a pending one's
+payload rewritten without the erased data. A redaction keeps the row (status, reason, timestamps, for
+accounting); the purge then deletes it, its history and its remaining deliveries, keeping one
+SessionDailyCount per tenant, mode, creation day and final status for the dashboard's usage chart.
 
 A session whose webhook is still pending (a retry due, a re-send queued) is never purged: it stays
 past its retention until the delivery ends, delivered or failed, and the next hourly purge takes it.
@@ -24,7 +26,19 @@ from tenants.models import Tenant
 from webhooks.models import WebhookDelivery
 
 from .evidence import final_sessions_evidence_erase
-from .models import SessionDailyCount, Status, VerificationSession
+from .models import (
+    AgeCredentialResult,
+    AgeEstimationResult,
+    DigitalIdRequest,
+    DocumentResult,
+    LaunchCode,
+    LivenessResult,
+    SessionDailyCount,
+    SessionEvent,
+    Status,
+    VerificationSession,
+)
+from .state_machine import EVENT_REDACTED, payload_without_personal_data, redacted_event_payload, session_event_enqueue
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
@@ -84,6 +98,53 @@ def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
             status=row["status"],
         )
         SessionDailyCount.objects.filter(pk=counted.pk).update(count=F("count") + row["count"])
+    _personal_data_erase(tenant=tenant, ids=ids, now=timezone.now())
     WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids).delete()
-    deleted, _ = VerificationSession.objects.filter(id__in=ids).delete()
+    VerificationSession.objects.filter(id__in=ids).delete()
     return len(ids)
+
+
+class SessionNotFinal(Exception):
+    """Only a final session can be redacted: an open one is still being verified."""
+
+
+def _personal_data_erase(*, tenant: Tenant, ids: list[str], now) -> None:
+    """Erase what identifies a person from these final sessions, in the caller's transaction (purge, redaction)."""
+    for model in (
+        AgeEstimationResult,
+        LivenessResult,
+        DocumentResult,
+        AgeCredentialResult,
+        DigitalIdRequest,
+        LaunchCode,
+    ):
+        model.objects.filter(session_id__in=ids).delete()
+    VerificationSession.objects.filter(id__in=ids).update(subject="", metadata={}, redacted_at=now)
+    deliveries = WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids)
+    deliveries.exclude(status=WebhookDelivery.Status.PENDING).delete()
+    # An event not yet delivered is still owed to the partner: sent, but without what was erased.
+    for delivery in deliveries:
+        delivery.payload = payload_without_personal_data(delivery.payload)
+        delivery.save(update_fields=["payload"])
+
+
+@transaction.atomic
+def session_redact(*, session_id: str, cause: str) -> VerificationSession:
+    """Erase a final session's personal data (subject, metadata, results); idempotent.
+
+    The first redaction is recorded in the session's history (`cause`: who asked) and sends the
+    `verification.redacted` event to a tenant that opted into it; a second one changes nothing.
+    """
+    session = VerificationSession.objects.select_for_update().select_related("tenant").get(pk=session_id)
+    if session.status not in FINAL_STATUSES:
+        raise SessionNotFinal(session_id)
+    if session.redacted_at is not None:
+        return session
+    _personal_data_erase(tenant=session.tenant, ids=[session.id], now=timezone.now())
+    session.refresh_from_db()
+    SessionEvent.objects.create(
+        session=session, from_status=session.status, to_status=session.status, reason=session.reason, cause=cause
+    )
+    session_event_enqueue(session, EVENT_REDACTED, redacted_event_payload(session))
+    logger.info("session %s redacted: %s", session.id, cause)
+    return session

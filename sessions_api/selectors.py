@@ -121,6 +121,8 @@ class SessionRead(NamedTuple):
     notification_url: str
     created_at: datetime
     updated_at: datetime
+    metadata: dict
+    redacted_at: datetime | None
     age_estimation: AgeEstimationRead | None
     liveness: LivenessRead | None
     document: DocumentRead | None
@@ -128,7 +130,7 @@ class SessionRead(NamedTuple):
     age_pass: AgePassRead | None
 
 
-_SESSION_COLUMNS = SessionRead._fields[:12]
+_SESSION_COLUMNS = SessionRead._fields[:14]
 _STATUS, _MODE, _EXPIRES_AT = (_SESSION_COLUMNS.index(name) for name in ("status", "mode", "expires_at"))
 
 
@@ -172,15 +174,15 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     if row is None or row[-1] != tenant.pk or row[_MODE] != mode:  # s.tenant_id is the last column
         raise SessionNotFound(session_id)
     row = row[:-1]
-    age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[12:24]
-    credential_id, *credential = row[24:32]
-    age_pass_id, *age_pass = row[32:]
+    age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[14:26]
+    credential_id, *credential = row[26:34]
+    age_pass_id, *age_pass = row[34:]
     if row[_STATUS] in OPEN_STATUSES and row[_EXPIRES_AT] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
         return session_read_for_tenant(tenant=tenant, session_id=session_id, mode=mode)
     return SessionRead(
-        *row[:12],  # in _SESSION_COLUMNS' order, SessionRead's first fields
+        *row[:14],  # in _SESSION_COLUMNS' order, SessionRead's first fields
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
         liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
         document=DocumentRead(*document) if document_id is not None else None,

@@ -57,6 +57,7 @@ def session_create(
     callback_url: str = "",
     cancel_url: str = "",
     notification_url: str = "",
+    metadata: dict | None = None,
 ) -> CreatedSession:
     token = secrets.token_urlsafe(32)
     now = timezone.now()
@@ -71,6 +72,7 @@ def session_create(
         "callback_url": callback_url or "",
         "cancel_url": cancel_url or "",
         "notification_url": notification_url or "",
+        "metadata": metadata or {},
         "token_hash": session_token_hash(token),
         "expires_at": expires_at,
         "created_at": now,
@@ -94,6 +96,7 @@ _GIVEN = {
     "callback_url",
     "cancel_url",
     "notification_url",
+    "metadata",
     "token_hash",
     "expires_at",
     "created_at",

@@ -50,6 +50,17 @@ APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID, R
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
 EVENT_COMPLETED = "verification.completed"
+# The cause recorded when the partner cancels through POST /v1/sessions/{id}/cancel (not the user).
+CANCELLED_THROUGH_API = "cancelled by the partner through the API"
+EVENT_REDACTED = "verification.redacted"
+EVENT_STARTED = "verification.started"
+EVENT_REQUIRES_INPUT = "verification.requires_input"
+# Sent only to a tenant that opted in, per mode (dashboard, Webhooks): event -> what it tells.
+OPTIONAL_EVENTS = {
+    EVENT_STARTED: "the user opened the flow (once per session)",
+    EVENT_REQUIRES_INPUT: "the user is asked for a document, or to retake a selfie",
+    EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)",
+}
 
 
 class TransitionNotAllowed(Exception):
@@ -135,7 +146,22 @@ def session_transition(
         _store_results(session, results)
     if to in FINAL_STATUSES:
         _enqueue_completed_webhook(session)
+    elif to in STEP_OF_STATUS:
+        # Sent back to a step: a document is needed (requires_doc) or a selfie must be retaken (initiated).
+        session_event_enqueue(session, EVENT_REQUIRES_INPUT, requires_input_event_payload(session))
     return session
+
+
+@transaction.atomic
+def session_opened(session: VerificationSession) -> bool:
+    """Record the first time the user opens the flow (`opened_at`); True, and `verification.started` queued,
+    only for that first time: a reload, a second tab or a relaunch change nothing."""
+    now = timezone.now()
+    if not VerificationSession.objects.filter(pk=session.pk, opened_at__isnull=True).update(opened_at=now):
+        return False
+    session.opened_at = now
+    session_event_enqueue(session, EVENT_STARTED, _event_payload(EVENT_STARTED, now, session))
+    return True
 
 
 def _store_results(session: VerificationSession, results: Results) -> None:
@@ -152,7 +178,8 @@ def _store_results(session: VerificationSession, results: Results) -> None:
 
 
 def completed_event_payload(session: VerificationSession) -> bytes:
-    """The spec's section 6 payload plus `mode` (the contract's one addition); signed and re-sent unchanged."""
+    """The spec's section 6 payload plus `mode` (the contract's addition) and the partner's `metadata` (issue 29);
+    signed and re-sent unchanged."""
     body = {
         "event": EVENT_COMPLETED,
         "timestamp": iso_ms(session.finalized_at),
@@ -162,13 +189,70 @@ def completed_event_payload(session: VerificationSession) -> bytes:
             "status": session.status,
             "ageLimit": session.age_limit,
             "mode": session.mode,
+            "metadata": session.metadata or {},
         },
     }
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _enqueue_completed_webhook(session: VerificationSession) -> None:
-    if not session.tenant.webhooks_enabled:
+def _session_data(session: VerificationSession) -> dict:
+    return {
+        "sessionId": session.id,
+        "subject": session.subject,
+        "status": session.status,
+        "ageLimit": session.age_limit,
+        "mode": session.mode,
+        "metadata": session.metadata or {},
+    }
+
+
+def _event_payload(event: str, at, session: VerificationSession, **extra) -> bytes:
+    body = {"event": event, "timestamp": iso_ms(at), "data": {**_session_data(session), **extra}}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def payload_without_personal_data(payload: str) -> str:
+    """A queued event's body with its session's subject and metadata erased (a redaction), as it is sent."""
+    body = json.loads(payload)
+    data = body.get("data", {})
+    if "subject" in data:
+        data["subject"] = ""
+    if "metadata" in data:
+        data["metadata"] = {}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def requires_input_event_payload(session: VerificationSession) -> bytes:
+    """`verification.requires_input`: `input` is `document` (the document step) or `selfie` (a retake)."""
+    return _event_payload(EVENT_REQUIRES_INPUT, session.updated_at, session, input=session.step)
+
+
+def redacted_event_payload(session: VerificationSession) -> bytes:
+    """`verification.redacted`: the session's personal data is erased; its status and times stay."""
+    body = {
+        "event": EVENT_REDACTED,
+        "timestamp": iso_ms(session.redacted_at),
+        "data": {
+            "sessionId": session.id,
+            "status": session.status,
+            "ageLimit": session.age_limit,
+            "mode": session.mode,
+            "metadata": session.metadata or {},
+        },
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def event_opted_in(session: VerificationSession, event_type: str) -> bool:
+    """Whether the session's tenant sends `event_type` for the session's mode (completed: always)."""
+    if event_type == EVENT_COMPLETED:
+        return True
+    return event_type in (session.tenant.webhook_extra_events or {}).get(session.mode, ())
+
+
+def session_event_enqueue(session: VerificationSession, event_type: str, payload: bytes) -> None:
+    """Queue one event of `session` in the caller's transaction, when the tenant sends it and has an address."""
+    if not session.tenant.webhooks_enabled or not event_opted_in(session, event_type):
         return
     # The session's own address, else the tenant's default address for the session's mode (dashboard).
     url = session.notification_url or default_notification_url(tenant=session.tenant, mode=session.mode)
@@ -177,11 +261,15 @@ def _enqueue_completed_webhook(session: VerificationSession) -> None:
     delivery_enqueue(
         tenant=session.tenant,
         url=url,
-        event_type=EVENT_COMPLETED,
-        payload=completed_event_payload(session),
+        event_type=event_type,
+        payload=payload,
         mode=session.mode,
         subject_ref=session.id,
     )
+
+
+def _enqueue_completed_webhook(session: VerificationSession) -> None:
+    session_event_enqueue(session, EVENT_COMPLETED, completed_event_payload(session))
 
 
 def session_cancel(*, session_id: str, cause: str = "cancelled by the user in the web flow") -> VerificationSession:

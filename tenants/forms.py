@@ -35,6 +35,7 @@ class PublishableKeySettingsForm(forms.ModelForm):
         ),
     )
     return_urls = LinesField(
+        label="Return URLs",
         normalize=return_url_validate,
         help_text=(
             "One per line: https://... or your app's own scheme (myapp://verified). A mobile hand-off returns there "

@@ -38,6 +38,9 @@ class Tenant(models.Model):
     webhooks_enabled = models.BooleanField(
         default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
     )
+    # Events sent besides verification.completed, per mode: {"live": ["verification.redacted"], "test": [...]}.
+    # Empty by default: the spec's one event is the only one a tenant gets until it opts in (issue 29).
+    webhook_extra_events = models.JSONField(default=dict, blank=True)
     session_ttl_seconds = models.PositiveIntegerField(
         default=3600,
         validators=[MinValueValidator(SESSION_TTL_MIN_SECONDS), MaxValueValidator(SESSION_TTL_MAX_SECONDS)],
@@ -186,6 +189,7 @@ class PublishableKey(models.Model):
         help_text="Exact web origins (scheme://host[:port]) that may frame the flow and call the client endpoints.",
     )
     return_urls = models.JSONField(
+        "return URLs",
         default=list,
         blank=True,
         help_text="Exact URLs a mobile hand-off may return to: https, or your app's own scheme (myapp://verified).",
@@ -201,7 +205,10 @@ class PublishableKey(models.Model):
         help_text="The age limit of every session created with this key from a browser or app.",
     )
     client_notification_url = models.CharField(
-        max_length=2048, blank=True, help_text="notification_url of sessions created with this key (optional)."
+        "client notification URL",
+        max_length=2048,
+        blank=True,
+        help_text="notification_url of sessions created with this key (optional).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
@@ -247,7 +254,7 @@ class TenantBranding(models.Model):
     )
     # "#rrggbb", checked for WCAG AA contrast against the flow's background and button text.
     accent_color = models.CharField(max_length=7, blank=True)
-    privacy_notice_url = models.URLField(max_length=500, blank=True)
+    privacy_notice_url = models.URLField("privacy notice URL", max_length=500, blank=True)
     # The uploaded logo, decoded and re-encoded as PNG (never the uploaded bytes), at most LOGO_MAX_BOX pixels.
     logo_png = models.BinaryField(null=True, blank=True, editable=False)
     logo_sha256 = models.CharField(max_length=64, blank=True, editable=False)

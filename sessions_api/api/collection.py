@@ -1,4 +1,5 @@
-"""The API around the session (beside the spec's two endpoints): GET /v1/sessions, POST /v1/sessions/{id}/cancel.
+"""The API around the session (beside the spec's two endpoints): GET /v1/sessions, POST /v1/sessions/{id}/cancel
+and POST /v1/sessions/{id}/redact.
 
 The list shows each session exactly as GET /v1/sessions/{id} does, newest first, a page at a time with
 an opaque cursor; a key sees only its own mode's sessions, as everywhere.
@@ -16,15 +17,16 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from ..choices import Reason, Status
+from ..retention import SessionNotFinal, session_redact
 from ..selectors import SessionNotFound, session_get, sessions_list_for_tenant
-from ..state_machine import OPEN_STATUSES, TransitionNotAllowed, session_cancel
+from ..state_machine import CANCELLED_THROUGH_API, OPEN_STATUSES, TransitionNotAllowed, session_cancel
 from .problems import ApiProblem
 from .serializers import SessionReadResponseSerializer, session_read_representation
 from .views import ApiView, SessionCreateApi, problems, response_headers, session_not_found
 
 LIST_LIMIT_DEFAULT = 20
 LIST_LIMIT_MAX = 100
-CANCEL_CAUSE = "cancelled by the partner through the API"
+CANCEL_CAUSE = CANCELLED_THROUGH_API
 
 
 def _cursor_encode(created_at: datetime, session_id: str) -> str:
@@ -222,5 +224,37 @@ class SessionCancelApi(ApiView):
                 code="session_final",
                 detail=f"The session is already {session.status} ({session.reason}); "
                 "only an open session can be cancelled.",
+            )
+        return Response(session_read_representation(session))
+
+
+class SessionRedactApi(ApiView):
+    @extend_schema(
+        operation_id="sessions_redact",
+        summary="Erase a final session's personal data",
+        description="For an erasure request (GDPR article 17): the session's `subject` and `metadata` are blanked "
+        "and every check result (numbers, birth date) is deleted; `status`, `reason` and the timestamps stay, "
+        "for your accounting, and `redactedAt` tells when. Past webhook deliveries of the session are deleted. "
+        "Redacting again answers the same session and changes nothing. The `verification.redacted` event "
+        "is sent if you opted into it. An open session is a 409 `session_not_final`: cancel it first. "
+        "No request body.",
+        request=None,
+        parameters=response_headers(200),
+        responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 409, 429, 503)},
+    )
+    def post(self, request, session_id: str):
+        tenant, mode = request.user.tenant, request.auth.mode
+        try:
+            session = session_get(session_id=session_id, tenant=tenant, mode=mode)
+            session_redact(session_id=session.id, cause=f"redacted through the API with key {request.auth.prefix}")
+            session = session_get(session_id=session_id, tenant=tenant, mode=mode)
+        except SessionNotFound:
+            raise session_not_found()
+        except SessionNotFinal:
+            raise ApiProblem(
+                status_code=409,
+                code="session_not_final",
+                detail=f"The session is still {session.status}; only a final session (approved or denied) can be "
+                "redacted. Cancel it first (POST /v1/sessions/{id}/cancel).",
             )
         return Response(session_read_representation(session))

@@ -26,6 +26,10 @@ from ..timestamps import iso_ms
 AGE_LIMIT_MIN = 10
 AGE_LIMIT_MAX = 21
 URL_MAX_LENGTH = 2048
+# Stripe's limits for `metadata`: partners who know one know the other.
+METADATA_MAX_KEYS = 50
+METADATA_KEY_MAX_LENGTH = 40
+METADATA_VALUE_MAX_LENGTH = 500
 _LOOPBACK_NAMES = ("localhost",)
 _url_syntax = URLValidator(schemes=["http", "https"])
 
@@ -136,6 +140,54 @@ class StrictUrlField(serializers.Field):
         return value or None
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": METADATA_MAX_KEYS,
+        "propertyNames": {"minLength": 1, "maxLength": METADATA_KEY_MAX_LENGTH},
+        "additionalProperties": {"type": "string", "maxLength": METADATA_VALUE_MAX_LENGTH},
+        "description": (
+            f"Your own references (an order, a customer id): string keys of 1 to {METADATA_KEY_MAX_LENGTH} "
+            f"characters and string values of up to {METADATA_VALUE_MAX_LENGTH}, at most {METADATA_MAX_KEYS} keys. "
+            "Returned as sent in every answer and in every webhook event's `data`; erased by a redaction."
+        ),
+        "example": {"orderId": "A-1042"},
+    }
+)
+class StrictMetadataField(serializers.Field):
+    """A JSON object of string keys and string values, within Stripe's limits; errors name the key at fault."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise ValidationError("must be an object of string keys and string values", code="invalid_type")
+        if len(data) > METADATA_MAX_KEYS:
+            raise ValidationError(f"must have at most {METADATA_MAX_KEYS} keys", code="out_of_range")
+        errors = {}
+        for key, value in data.items():
+            if not 1 <= len(key) <= METADATA_KEY_MAX_LENGTH:
+                errors[key] = f"key must be 1 to {METADATA_KEY_MAX_LENGTH} characters long", "out_of_range"
+            elif _has_unstorable_characters(key):
+                errors[key] = "key must not contain control, invisible or bidi characters", "invalid_value"
+            elif not isinstance(value, str):
+                errors[key] = "must be a string", "invalid_type"
+            elif len(value) > METADATA_VALUE_MAX_LENGTH:
+                errors[key] = f"must be at most {METADATA_VALUE_MAX_LENGTH} characters long", "out_of_range"
+            elif _has_unstorable_characters(value):
+                errors[key] = "must not contain control, invisible or bidi characters", "invalid_value"
+        if errors:
+            raise ValidationError(
+                {key: [ValidationError(message, code=code).detail[0]] for key, (message, code) in errors.items()}
+            )
+        return dict(data)
+
+    def to_representation(self, value):
+        return value or {}
+
+
 class StrictInputSerializer(serializers.Serializer):
     """A request body of Strict* fields: a field not declared is an error, and so is a null where none is allowed."""
 
@@ -185,11 +237,12 @@ class SessionCreateInputSerializer(StrictInputSerializer):
     callback_url = StrictUrlField()
     cancel_url = StrictUrlField()
     notification_url = StrictUrlField(https_only=True, public_host=True)
+    metadata = StrictMetadataField()
 
 
 # Per serializer class: one instance, and its fields when it is only its fields (`_plain_fields_of`).
 _prototypes: dict[type, tuple[serializers.Serializer, dict | None]] = {}
-_STRICT_FIELDS = (StrictStringField, StrictIntegerField, StrictUrlField)
+_STRICT_FIELDS = (StrictStringField, StrictIntegerField, StrictUrlField, StrictMetadataField)
 
 
 def _field_is_plain(name: str, field, serializer_class) -> bool:
@@ -286,6 +339,14 @@ class TimestampField(serializers.Field):
         return iso_ms(value)
 
 
+@extend_schema_field({"type": "string", "format": "date-time", "nullable": True, "example": "2026-11-22T10:15:30.123Z"})
+class OptionalTimestampField(TimestampField):
+    """A time that may not have come yet: `null` until then."""
+
+    def to_representation(self, value):
+        return iso_ms(value) if value else None
+
+
 @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
 class OptionalUrlOutputField(serializers.Field):
     """An echoed URL: always present, `null` when the partner did not send one."""
@@ -309,6 +370,11 @@ class SessionOutputSerializer(serializers.Serializer):
     notificationUrl = OptionalUrlOutputField(source="notification_url")
     createdAt = TimestampField(source="created_at")
     updatedAt = TimestampField(source="updated_at")
+    metadata = StrictMetadataField(help_text="Your references as sent at creation; `{}` when none or redacted.")
+    redactedAt = OptionalTimestampField(
+        source="redacted_at",
+        help_text="When the session's personal data was erased (POST /v1/sessions/{id}/redact); null until then.",
+    )
 
     @extend_schema_field(
         {"type": "string", "enum": [*Reason.values, None], "nullable": True, "description": reason_description()}
@@ -488,6 +554,8 @@ def session_representation(session) -> dict:
         "notificationUrl": session.notification_url or None,
         "createdAt": created_at,
         "updatedAt": created_at if session.updated_at == session.created_at else iso_ms(session.updated_at),
+        "metadata": session.metadata or {},
+        "redactedAt": iso_ms(session.redacted_at) if session.redacted_at else None,
     }
 
 

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, 
 from rest_framework.permissions import AllowAny
 
 from .client import ClientConfigApi, ClientLaunchApi, ClientSessionCreateApi, ClientSessionStatusApi
-from .collection import SessionCancelApi, SessionCollectionApi
+from .collection import SessionCancelApi, SessionCollectionApi, SessionRedactApi
 from .redoc_bundle import redoc_bundle
 from .sandbox import SandboxAdvanceApi
 from .views import SessionDetailApi
@@ -29,6 +29,7 @@ urlpatterns = [
     path("sessions", SessionCollectionApi.as_view(), name="sessions-create"),
     path("sessions/<str:session_id>", SessionDetailApi.as_view(), name="sessions-detail"),
     path("sessions/<str:session_id>/cancel", SessionCancelApi.as_view(), name="sessions-cancel"),
+    path("sessions/<str:session_id>/redact", SessionRedactApi.as_view(), name="sessions-redact"),
     path("test/sessions/<str:session_id>/advance", SandboxAdvanceApi.as_view(), name="sandbox-advance"),
     path("client/config", ClientConfigApi.as_view(), name="client-config"),
     path("client/session", ClientSessionStatusApi.as_view(), name="client-session-status"),

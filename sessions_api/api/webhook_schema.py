@@ -14,6 +14,12 @@ _MODE = {
     "enum": Mode.values,
     "description": "`live` or `test`. Grant nothing on a `test` event: sandbox sessions need no user.",
 }
+_METADATA = {
+    "type": "object",
+    "additionalProperties": {"type": "string"},
+    "example": {"orderId": "A-1042"},
+    "description": "The session's `metadata` as sent at creation; `{}` when none, or after a redaction.",
+}
 _TIMESTAMP = {
     "type": "string",
     "format": "date-time",
@@ -102,6 +108,51 @@ verification_completed = _event(
         "status": {"type": "string", "enum": [Status.APPROVED, Status.DENIED]},
         "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
         "mode": _MODE,
+        "metadata": _METADATA,
+    },
+)
+
+_OPEN_SESSION = {
+    "sessionId": {**_STRING, "example": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
+    "subject": {**_STRING, "description": "Your `subject` of the session."},
+    "status": {"type": "string", "enum": [Status.INITIATED, Status.REQUIRES_DOC]},
+    "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
+    "mode": _MODE,
+    "metadata": _METADATA,
+}
+_OPT_IN = (
+    " Sent only if the tenant opted into it for the session's mode (dashboard, Webhooks), to the same address as "
+    "`verification.completed`, signed and retried the same way; never grant anything on it."
+)
+
+verification_started = _event(
+    "verification.started",
+    "The user opened the flow (opt-in)",
+    "Sent once per session, the first time its user opens the hosted flow (web link, SDK or app launch); a reload "
+    "or a second tab sends nothing more. Use it to tell a user who never started from one who stalled." + _OPT_IN,
+    {**_OPEN_SESSION, "status": {"type": "string", "enum": [Status.INITIATED]}},
+)
+
+verification_requires_input = _event(
+    "verification.requires_input",
+    "The user is asked for more (opt-in)",
+    "Sent each time the session is sent back to a step: `input` is `document` when the user must show an ID "
+    "document, `selfie` when a selfie must be retaken." + _OPT_IN,
+    {**_OPEN_SESSION, "input": {"type": "string", "enum": ["document", "selfie"]}},
+)
+
+verification_redacted = _event(
+    "verification.redacted",
+    "A session's personal data was erased (opt-in)",
+    "Sent when a final session is redacted (`POST /v1/sessions/{sessionId}/redact`), once, to the same address as "
+    "`verification.completed`, only if the tenant opted into this event for the session's mode. Erase your own "
+    "copy of the session's personal data; `subject` is gone and `metadata` is `{}`.",
+    {
+        "sessionId": {**_STRING, "example": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D"},
+        "status": {"type": "string", "enum": [Status.APPROVED, Status.DENIED]},
+        "ageLimit": {"type": "integer", "minimum": 10, "maximum": 21},
+        "mode": _MODE,
+        "metadata": _METADATA,
     },
 )
 

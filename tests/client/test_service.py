@@ -244,3 +244,43 @@ def test_a_document_read_without_a_live_capture_says_so(sandbox, tenant):
     document = sandbox.sessions.get(created.session_id).validate_doc
 
     assert (document.liveness_checked, document.holder_match, document.extra) == (False, None, {})
+
+
+def test_the_dashboards_test_event_verifies_as_a_test_event(sandbox, tenant, celery_worker, receiver):
+    from webhooks.services import webhook_test_send
+
+    webhook_test_send(tenant=tenant.tenant, mode="test", url=receiver.url())
+    [delivered] = receiver.wait_for(1, timeout=15)
+
+    event = sandbox.webhooks.verify(delivered.body, delivered.headers)
+
+    assert event.is_test and event.event == "webhook.test"
+    assert (event.data.session_id, event.data.status, event.data.mode) == ("", "", "test")
+    assert event.data.extra["test"] is True and not event.data.approved
+    with pytest.raises(WebhookVerificationError):
+        sandbox.webhooks.verify(delivered.body.replace(b"true", b"false"), delivered.headers)
+
+
+def test_a_created_sessions_printout_hides_its_token_and_hand_off_values(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18)
+
+    printed = repr(created) + str(created)
+    assert created.session_token and created.session_token not in printed
+    assert created.signature not in printed and created.client_secret not in printed
+    assert created.session_id in printed and "user-42" in printed
+
+
+def test_metadata_round_trips_and_redact_erases_it(sandbox):
+    created = sandbox.sessions.create(subject="user-42", age_limit=18, metadata={"orderId": "A-1042"})
+    assert created.metadata == {"orderId": "A-1042"}
+    assert sandbox.sessions.get(created.session_id).session.metadata == {"orderId": "A-1042"}
+    with pytest.raises(ConflictError) as raised:
+        sandbox.sessions.redact(created.session_id)
+    assert raised.value.code == "session_not_final"
+
+    sandbox.sessions.cancel(created.session_id)
+    redacted = sandbox.sessions.redact(created.session_id)
+
+    assert (redacted.session.subject, redacted.session.metadata) == ("", {})
+    assert redacted.session.redacted_at is not None and redacted.status == "denied"
+    assert sandbox.sessions.redact(created.session_id).session.redacted_at == redacted.session.redacted_at

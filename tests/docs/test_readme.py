@@ -72,6 +72,15 @@ NOT_RUN = {
     '"agePass": {': "an excerpt of a read: tests/e2e/test_age_pass.py holds a real one to this shape",
     ".venv/bin/python manage.py revoke_age_passes": "tests/age_passes/test_operations.py runs the command and "
     "reads the line it prints",
+    "bash scripts/test tests/webhooks": "runs the test suite itself (docs/testing.md): scripts/test is what runs "
+    "this test",
+    "DATABASE_URL=postgres://postgres@127.0.0.1:5432/": "runs the test suite against another database "
+    "(docs/testing.md): scripts/test is what runs this test",
+    "cd clients/node && npm ci": "tests/client/test_node_client.py installs, builds and tests the Node client so",
+    'import { AgeVerify } from "@ageverify/client"': "the Node client's calls: clients/node/test/service.test.mjs "
+    "makes them against the service (tests/client/test_node_client.py)",
+    'app.post("/hooks/ageverify"': "a partner's Express route: clients/node/test/service.test.mjs verifies a "
+    "delivered webhook and a test event with the same call",
 }
 
 

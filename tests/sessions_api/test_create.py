@@ -37,6 +37,9 @@ CREATED_SESSION_KEYS = {
     "mode",
     # CONTRACT 8 (SDK mode)
     "clientSecret",
+    # issue 29
+    "metadata",
+    "redactedAt",
 }
 FULL_BODY = {
     "subject": "user-42",

@@ -132,8 +132,11 @@ def test_the_request_schema_is_the_spec_input(schema):
     body = schema["paths"]["/v1/sessions"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     request = _resolve(schema, body)
 
-    assert set(request["properties"]) == {"subject", "age_limit", "callback_url", "cancel_url", "notification_url"}
+    spec = {"subject", "age_limit", "callback_url", "cancel_url", "notification_url"}
+    assert set(request["properties"]) == spec | {"metadata"}  # issue 29: the partner's own references
     assert set(request["required"]) == {"subject", "age_limit"}
+    assert request["properties"]["metadata"]["type"] == "object"
+    assert request["properties"]["metadata"]["maxProperties"] == 50
     assert request["properties"]["age_limit"] == {"type": "integer", "minimum": 10, "maximum": 21}
     assert request["properties"]["subject"]["type"] == "string"
     assert request["properties"]["notification_url"]["format"] == "uri"
@@ -286,14 +289,33 @@ def test_every_request_example_of_the_schema_is_accepted_as_is(schema, sandbox_a
 def test_the_webhooks_are_described_with_their_headers_and_the_payloads_really_sent(schema, sandbox_api, onboarded):
     import jsonschema
 
+    from sessions_api.models import VerificationSession
+    from sessions_api.state_machine import session_opened, session_transition
     from webhooks.models import WebhookDelivery
     from webhooks.services import webhook_test_send
 
     assert schema["openapi"].startswith("3.1")
     session_id = sandbox_api.create_session(notification_url="https://partner.example/hooks")["sessionId"]
-    sandbox_api.post(f"/v1/test/sessions/{session_id}/advance", {"to": "approved"})
+    onboarded.tenant.webhook_extra_events = {
+        "test": ["verification.redacted", "verification.started", "verification.requires_input"]
+    }
+    onboarded.tenant.save(update_fields=["webhook_extra_events"])
+    session_opened(VerificationSession.objects.select_related("tenant").get(pk=session_id))
+    session_transition(session_id=session_id, to="processing", cause="selfie submitted")
+    session_transition(session_id=session_id, to="requires_doc", cause="face too close to the limit")
+    sandbox_api.post(f"/v1/sessions/{session_id}/cancel")
+    sandbox_api.post(f"/v1/sessions/{session_id}/redact")
+
+    def sent_of(event):
+        return WebhookDelivery.objects.get(subject_ref=session_id, event_type=event).payload
+
     sent = {
-        "verification.completed": WebhookDelivery.objects.get(subject_ref=session_id).payload,
+        "verification.completed": sent_of("verification.completed"),
+        "verification.started": sent_of("verification.started"),
+        "verification.requires_input": sent_of("verification.requires_input"),
+        "verification.redacted": WebhookDelivery.objects.get(
+            subject_ref=session_id, event_type="verification.redacted"
+        ).payload,
         "webhook.test": webhook_test_send(tenant=onboarded.tenant, mode="test", url="https://p.example/h").payload,
     }
 

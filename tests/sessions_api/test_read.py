@@ -27,6 +27,8 @@ READ_SESSION_KEYS = {
     "ageLimit",
     "reason",
     "mode",
+    "metadata",
+    "redactedAt",
 }
 
 

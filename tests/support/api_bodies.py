@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-FIELDS = ["subject", "age_limit", "callback_url", "cancel_url", "notification_url"]
+FIELDS = ["subject", "age_limit", "callback_url", "cancel_url", "notification_url", "metadata"]
 # Every code point, lone surrogates and NUL included: JSON escapes carry them all.
 any_text = st.text(st.characters(codec=None, categories=None), max_size=40)
 urls = st.one_of(
@@ -27,8 +27,17 @@ scalars = st.one_of(
     any_text,
     urls,
 )
+# Near-valid metadata: string to string, around the limits (40-character keys, 500-character values, 50 keys).
+metadata_objects = st.one_of(
+    st.dictionaries(
+        st.one_of(any_text, st.builds(lambda n: "k" * n, st.integers(38, 42))),
+        st.one_of(any_text, st.builds(lambda n: "v" * n, st.integers(498, 502)), st.integers()),
+        max_size=4,
+    ),
+    st.builds(lambda n: {f"key{i}": str(i) for i in range(n)}, st.integers(49, 51)),
+)
 json_values = st.recursive(
-    scalars,
+    st.one_of(scalars, metadata_objects),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
     max_leaves=12,
 )

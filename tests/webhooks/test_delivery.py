@@ -25,6 +25,7 @@ def test_final_transition_delivers_a_body_and_headers_that_standardwebhooks_veri
         "status": "denied",
         "ageLimit": 16,
         "mode": "live",
+        "metadata": {},
     }
     assert payload["timestamp"].endswith("Z") and len(payload["timestamp"]) == len("2026-11-22T10:15:30.123Z")
     assert set(json.loads(request.body)) == {"event", "timestamp", "data"}

@@ -96,4 +96,5 @@ def test_each_path_to_a_final_state_writes_one_delivery_only_when_sending_is_on(
         "status": status,
         "ageLimit": 18,
         "mode": mode,
+        "metadata": {},
     }

@@ -48,6 +48,7 @@ class Sessions:
         callback_url: str | None = None,
         cancel_url: str | None = None,
         notification_url: str | None = None,
+        metadata: Mapping[str, str] | None = None,
         idempotency_key: str | None = None,
         extra_fields: Mapping[str, Any] | None = None,
     ) -> CreatedSession:
@@ -59,6 +60,7 @@ class Sessions:
             ("callback_url", callback_url),
             ("cancel_url", cancel_url),
             ("notification_url", notification_url),
+            ("metadata", dict(metadata) if metadata is not None else None),
         ):
             if value is not None:
                 body[name] = value
@@ -118,6 +120,13 @@ class Sessions:
         Cancelling a cancelled session answers it again (so the call is retried like a GET); a session
         that ended otherwise raises `ConflictError` (`session_final`)."""
         answer = self._transport.request("POST", _path(session_id) + "/cancel", idempotent=True)
+        return SessionResult.from_json(answer.body)
+
+    def redact(self, session_id: str) -> SessionResult:
+        """`POST /v1/sessions/{id}/redact`: erase a final session's subject, metadata and results.
+
+        Idempotent (retried like a GET); an open session raises `ConflictError` (`session_not_final`)."""
+        answer = self._transport.request("POST", _path(session_id) + "/redact", idempotent=True)
         return SessionResult.from_json(answer.body)
 
     def get(self, session_id: str) -> SessionResult:

@@ -74,6 +74,8 @@ _SESSION_FIELDS = (
     "notificationUrl",
     "createdAt",
     "updatedAt",
+    "metadata",
+    "redactedAt",
 )
 _CREATED_FIELDS = ("sessionToken", "signature", "verificationUrl", "clientSecret")
 
@@ -94,6 +96,8 @@ class Session:
     notification_url: str | None
     created_at: datetime | None
     updated_at: datetime | None
+    metadata: dict[str, str] = field(default_factory=dict)
+    redacted_at: datetime | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -121,6 +125,8 @@ class Session:
             "notification_url": data.get("notificationUrl"),
             "created_at": parse_timestamp(data.get("createdAt")),
             "updated_at": parse_timestamp(data.get("updatedAt")),
+            "metadata": dict(data.get("metadata") or {}),
+            "redacted_at": parse_timestamp(data.get("redactedAt")),
             "raw": dict(data),
         }
 
@@ -139,10 +145,11 @@ class CreatedSession(Session):
     one. `session_token` and `signature` belong to the partner backend: never send them to a browser.
     """
 
-    session_token: str | None = None
-    signature: str | None = None
-    verification_url: str | None = None
-    client_secret: str | None = None
+    # Left out of the printout: a log line of the object must not hand the session to whoever reads it.
+    session_token: str | None = field(default=None, repr=False)
+    signature: str | None = field(default=None, repr=False)
+    verification_url: str | None = field(default=None, repr=False)
+    client_secret: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, data: Any) -> CreatedSession:

@@ -14,7 +14,8 @@ from .models import FINAL_STATUSES, Status, parse_timestamp
 
 __all__ = ["WebhookEvent", "WebhookEventData", "WebhookVerifier"]
 
-_DATA_FIELDS = ("sessionId", "subject", "status", "ageLimit", "mode")
+_DATA_FIELDS = ("sessionId", "subject", "status", "ageLimit", "mode", "metadata")
+TEST_EVENT = "webhook.test"
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class WebhookEventData:
     status: str
     age_limit: int | None
     mode: str | None
+    metadata: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -50,11 +52,19 @@ class WebhookEvent:
     extra: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def is_test(self) -> bool:
+        """A `webhook.test` event (dashboard: "Send test webhook"): about no session; acknowledge it, do nothing."""
+        return self.event == TEST_EVENT
+
 
 def _event_from(payload: Any, webhook_id: str) -> WebhookEvent:
     if not isinstance(payload, dict) or not isinstance(payload.get("data"), dict):
         raise WebhookVerificationError("the webhook body is not an AgeVerify event")
     data = payload["data"]
+    if payload.get("event") == TEST_EVENT:
+        # About no session: no sessionId or status, and `session_id` / `status` are empty.
+        data = {"sessionId": "", "status": "", **data}
     if not isinstance(data.get("sessionId"), str) or not isinstance(data.get("status"), str):
         raise WebhookVerificationError("the webhook body has no sessionId or status")
     try:
@@ -71,6 +81,7 @@ def _event_from(payload: Any, webhook_id: str) -> WebhookEvent:
             status=data["status"],
             age_limit=data.get("ageLimit"),
             mode=data.get("mode"),
+            metadata=dict(data.get("metadata") or {}),
             extra={k: v for k, v in data.items() if k not in _DATA_FIELDS},
         ),
         extra={k: v for k, v in payload.items() if k not in ("event", "timestamp", "data")},

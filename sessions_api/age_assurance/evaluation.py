@@ -23,7 +23,21 @@ from .statistics import clopper_pearson_upper
 DEFAULT_LIMITS = (13, 16, 18, 21)
 BANDS = (("<13", 0, 12), ("13-17", 13, 17), ("18-24", 18, 24), ("25-40", 25, 40), ("41-60", 41, 60), ("60+", 61, 10**3))
 NEAR_BAND_YEARS = 5  # faces aged limit-5 .. limit-1: the minors a face estimate most easily lets through
-ADULT_MARGIN_YEARS = 7  # faces aged limit+7 and over: adults who should not need a document
+CHILDREN_FROM = 6  # children aged 6 .. limit-6 (CONTRACT 3): at most 0.1 % of them may pass
+ADULT_MARGIN_YEARS = 7  # adults aged max(25, limit+7) .. 40: the share of them sent to a document is the friction
+ADULTS_UNTIL = 40
+
+
+def child_band(limit: int) -> tuple[int, int]:
+    """Children aged 6 .. limit-6 (empty below limit 12)."""
+    return CHILDREN_FROM, limit - NEAR_BAND_YEARS - 1
+
+
+def adult_band(limit: int) -> tuple[int, int]:
+    """Adults aged max(25, limit+7) .. 40: who should not need a document."""
+    return max(25, limit + ADULT_MARGIN_YEARS), ADULTS_UNTIL
+
+
 APPROVED, REQUIRES_DOC, RETAKE = "approved", "requires_doc", "retake"
 
 
@@ -64,8 +78,8 @@ class Share:
 class LimitReport:
     age_limit: int
     near_approved: Share  # faces aged limit-5 .. limit-1 approved on the face alone
-    younger_approved: Share  # faces under limit-5 approved
-    adults_to_document: Share  # faces aged limit+7 and over sent to the document step
+    younger_approved: Share  # children aged 6 .. limit-6 approved
+    adults_to_document: Share  # adults aged max(25, limit+7) .. 40 sent to the document step
     by_group: dict[str, dict[str, tuple[Share, Share, Share]]] = field(default_factory=dict)
 
 
@@ -196,8 +210,10 @@ def _group_errors(found: Sequence[Outcome]) -> dict[str, dict[str, tuple[BandRep
 def limit_shares(outcomes: Sequence[Outcome], limit: int) -> tuple[Share, Share, Share]:
     """(near minors approved, younger approved, adults sent to the document step) among faces found."""
     near = [o for o in outcomes if limit - NEAR_BAND_YEARS <= o.face.true_age < limit]
-    younger = [o for o in outcomes if o.face.true_age < limit - NEAR_BAND_YEARS]
-    adults = [o for o in outcomes if o.face.true_age >= limit + ADULT_MARGIN_YEARS]
+    child_low, child_high = child_band(limit)
+    younger = [o for o in outcomes if child_low <= o.face.true_age <= child_high]
+    adult_low, adult_high = adult_band(limit)
+    adults = [o for o in outcomes if adult_low <= o.face.true_age <= adult_high]
     return (
         Share(sum(o.decisions[limit] == APPROVED for o in near), len(near)),
         Share(sum(o.decisions[limit] == APPROVED for o in younger), len(younger)),
@@ -238,12 +254,14 @@ def report_lines(report: Report) -> list[str]:
         lines.append(f"{band.band:<8} {band.faces:7d}  {_years(band.mae)}   {_years(band.bias, signed=True)}")
     for limit in report.limits:
         low = limit.age_limit - NEAR_BAND_YEARS
+        child_low, child_high = child_band(limit.age_limit)
+        adult_low, adult_high = adult_band(limit.age_limit)
         lines += [
             "",
             f"age limit {limit.age_limit}",
             f"  aged {low}-{limit.age_limit - 1} approved on the face alone: {limit.near_approved}",
-            f"  aged under {low} approved:                {limit.younger_approved}",
-            f"  aged {limit.age_limit + ADULT_MARGIN_YEARS}+ sent to the document step:     {limit.adults_to_document}",
+            f"  children aged {child_low}-{child_high} approved:        {limit.younger_approved}",
+            f"  aged {adult_low}-{adult_high} sent to the document step:   {limit.adults_to_document}",
         ]
         for attribute, groups in limit.by_group.items():
             lines.append(f"  by {attribute}: near approved | younger approved | adults to document")

@@ -1,4 +1,8 @@
-"""Labelled face folders: UTKFace-style file names (`AGE_GENDER_RACE_*.jpg`) or a `labels.csv` beside the images."""
+"""Labelled face folders: a `labels.csv` beside the images, or labels in the file names.
+
+File names: UTKFace's `AGE_GENDER_RACE_*.jpg`, or FG-NET's `SSSAyy[x].JPG` (person SSS at age yy; the
+person is kept, so that a split by person never puts one person's photos on both sides).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ ETHNICITIES = {"0": "White", "1": "Black", "2": "Asian", "3": "Indian", "4": "Ot
 MAX_AGE = 130
 
 _UTKFACE_NAME = re.compile(r"^(?P<age>\d{1,3})_(?P<gender>[01])?(?:_(?P<race>[0-4]))?_")
+_FGNET_NAME = re.compile(r"^(?P<person>\d{3})A(?P<age>\d{2})[a-z]?\.jpe?g$", re.IGNORECASE)
 
 
 class LabelsInvalid(Exception):
@@ -27,17 +32,23 @@ class LabelledFace:
     true_age: int
     gender: str | None  # "male" | "female" | None when not labelled
     ethnicity: str | None  # a UTKFace group name, the label's own text, or None
+    person: str | None = None  # who it shows, when the labels say (FG-NET): photos of one person split together
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    @property
+    def split_key(self) -> str:
+        """What the calibration/held-out split hashes: the person when known, else the file name."""
+        return f"person:{self.person}" if self.person else self.name
 
 
 @dataclass(frozen=True)
 class LabelledFolder:
     faces: list[LabelledFace]
     unlabelled: int  # images in the folder that carry no label (left out, and reported)
-    source: str  # "utkface-names" | "labels.csv"
+    source: str  # "utkface-names" | "fgnet-names" | "labels.csv"
 
 
 def labelled_folder(directory: Path | str) -> LabelledFolder:
@@ -53,10 +64,13 @@ def labelled_folder(directory: Path | str) -> LabelledFolder:
     else:
         faces = [face for face in map(_from_utkface_name, images) if face is not None]
         source = "utkface-names"
+        if not faces:
+            faces = [face for face in map(_from_fgnet_name, images) if face is not None]
+            source = "fgnet-names"
     if not faces:
         raise LabelsInvalid(
-            f"no labelled image in {directory}: name them AGE_GENDER_RACE_*.jpg or add a {LABELS_FILE} "
-            "with the columns file,age[,gender,ethnicity]"
+            f"no labelled image in {directory}: name them AGE_GENDER_RACE_*.jpg (UTKFace) or SSSAyy.jpg (FG-NET), "
+            f"or add a {LABELS_FILE} with the columns file,age[,gender,ethnicity]"
         )
     labelled = {face.path.name for face in faces}
     return LabelledFolder(faces=faces, unlabelled=sum(p.name not in labelled for p in images), source=source)
@@ -72,6 +86,13 @@ def _from_utkface_name(path: Path) -> LabelledFace | None:
         gender=GENDERS.get(match["gender"] or ""),
         ethnicity=ETHNICITIES.get(match["race"] or ""),
     )
+
+
+def _from_fgnet_name(path: Path) -> LabelledFace | None:
+    match = _FGNET_NAME.match(path.name)
+    if match is None:
+        return None
+    return LabelledFace(path=path, true_age=int(match["age"]), gender=None, ethnicity=None, person=match["person"])
 
 
 def _from_labels_csv(labels: Path, directory: Path) -> list[LabelledFace]:

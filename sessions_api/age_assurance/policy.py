@@ -36,6 +36,8 @@ class LimitPolicy:
     threshold: float | None  # None: the face path is off for this limit
     confidence_intercept: float
     confidence_slope: float
+    # The second opinion (checks.age_heads) must reach this too; None: no veto at this limit.
+    second_opinion_threshold: float | None = None
 
     def confidence(self, estimated_age: float) -> float:
         z = self.confidence_intercept + self.confidence_slope * float(estimated_age)
@@ -62,6 +64,7 @@ class FaceRule:
     threshold: float | None  # None: the face path is off, a document is always asked for
     min_confidence: float
     calibrated: LimitPolicy
+    second_opinion_threshold: float | None = None
 
     @property
     def face_path_on(self) -> bool:
@@ -71,10 +74,21 @@ class FaceRule:
         return self.calibrated.confidence(reading.estimated_age)
 
     def passes(self, reading: AgeReading) -> bool:
-        """Both bounds inclusive: exactly the threshold at exactly the minimum confidence passes."""
+        """Bounds inclusive: exactly the threshold at exactly the minimum confidence passes.
+
+        Every frame must clear the threshold (the lowest frame's estimate is read), and the second
+        opinion must reach its own threshold: it can veto, never approve on its own.
+        """
+        lowest = reading.estimated_age if reading.lowest_estimate is None else reading.lowest_estimate
+        vetoed = (
+            self.second_opinion_threshold is not None
+            and reading.second_opinion is not None
+            and reading.second_opinion < self.second_opinion_threshold
+        )
         return (
             self.threshold is not None
-            and reading.estimated_age >= self.threshold
+            and lowest >= self.threshold
+            and not vetoed
             and self.confidence(reading) >= self.min_confidence
         )
 
@@ -96,11 +110,13 @@ def policy_load(path: Path | str) -> AgePolicy:
         for age_limit in AGE_LIMITS:
             entry = document["limits"][str(age_limit)]
             threshold = entry["threshold"]
+            veto = entry.get("second_opinion_threshold")
             limits[age_limit] = LimitPolicy(
                 age_limit=age_limit,
                 threshold=None if threshold is None else float(threshold),
                 confidence_intercept=float(entry["confidence"]["intercept"]),
                 confidence_slope=float(entry["confidence"]["slope"]),
+                second_opinion_threshold=None if veto is None or threshold is None else float(veto),
             )
         policy = AgePolicy(
             version=str(document["version"]),
@@ -146,11 +162,13 @@ def face_rule(*, age_limit: int, extra_years: int = 0, min_confidence: float | N
         raise ValueError("tenant settings may make the age policy stricter, never looser")
     calibrated = age_policy().for_limit(age_limit)
     threshold = None if calibrated.threshold is None else calibrated.threshold + extra_years
+    veto = calibrated.second_opinion_threshold
     return FaceRule(
         age_limit=age_limit,
         threshold=threshold,
         min_confidence=AGE_CONFIDENCE_FLOOR if min_confidence is None else min_confidence,
         calibrated=calibrated,
+        second_opinion_threshold=None if veto is None else veto + extra_years,
     )
 
 

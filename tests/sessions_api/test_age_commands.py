@@ -6,14 +6,15 @@ belongs to the commands, not here.
 """
 
 import csv
+import hashlib
 import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from checks.age import age_network
 from checks.results import AgeReading
 from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE, face_rule, policy_load
 
@@ -50,7 +51,8 @@ def test_evaluate_age_reports_bands_limits_groups_and_a_summary_and_writes_one_r
         assert any(line.startswith(band + " ") for line in lines), band
     assert "age limit 13" in lines and "age limit 18" in lines
     assert any(line.startswith("  aged 13-17 approved on the face alone:") for line in lines)
-    assert any(line.startswith("  aged 25+ sent to the document step:") for line in lines)
+    assert any(line.startswith("  aged 25-40 sent to the document step:") for line in lines)
+    assert any(line.startswith("  children aged 6-12 approved:") for line in lines)
     assert any("by gender" in line for line in lines) and any("by ethnicity" in line for line in lines)
     assert any(line.startswith("latency per image:") for line in lines)
     assert lines[-1].startswith(f"SUMMARY images={SAMPLE_SIZE} ") and "L18_near_approved=" in lines[-1]
@@ -117,25 +119,56 @@ def test_evaluate_age_refuses_a_folder_without_labels_and_bad_limits(tmp_path, s
         run("evaluate_age", sample, "--limits", "9,18")
 
 
-def test_calibrate_age_policy_writes_a_policy_the_service_can_read_with_its_evidence(sample, tmp_path):
-    output = tmp_path / "policy.json"
+@pytest.fixture(scope="module")
+def mixed_sample(tmp_path_factory, research_data) -> list[Path]:
+    """Three small labelled folders, one per research set (links, not copies): 160 + 120 + 40 faces."""
+    folders = []
+    for name, size in (("faces-dev", 160), ("faces-aaf", 120), ("faces-pairs", 40)):
+        source = research_data / name
+        images = sorted(p for p in source.iterdir() if p.suffix.lower() == ".jpg")
+        folder = tmp_path_factory.mktemp(name) / name
+        folder.mkdir()
+        chosen = images[:: max(1, len(images) // size)][:size]
+        for image in chosen:
+            (folder / image.name).symlink_to(image)
+        if (source / "labels.csv").is_file():
+            wanted = {p.name for p in chosen}
+            rows = [
+                line for line in (source / "labels.csv").read_text().splitlines()[1:] if line.split(",")[0] in wanted
+            ]
+            (folder / "labels.csv").write_text("file,age\n" + "\n".join(rows) + "\n")
+        folders.append(folder)
+    return folders
 
-    lines = run("calibrate_age_policy", sample, "--output", output)
+
+@pytest.mark.research_data("faces-dev", "faces-aaf", "faces-pairs")
+def test_calibrate_age_policy_trains_the_readers_and_writes_a_policy_with_its_evidence(mixed_sample, tmp_path):
+    output, heads = tmp_path / "policy.json", tmp_path / "heads.npz"
+
+    lines = run(
+        "calibrate_age_policy", *mixed_sample, "--output", output, "--heads", heads, "--cache", tmp_path / "c.npz"
+    )
 
     policy = policy_load(output)
     document = json.loads(output.read_text())
     assert lines[0] == f"policy {policy.version} written to {output}"
-    assert document["data"]["images"] == SAMPLE_SIZE and "sha256(file name)" in document["data"]["split"]
-    halves = document["data"]["calibration_half"], document["data"]["held_out_half"]
-    assert sum(half["images"] for half in halves) == SAMPLE_SIZE and all(half["images"] for half in halves)
+    assert set(document["data"]["sets"]) == {"faces-dev", "faces-aaf", "faces-pairs"}
+    assert "FG-NET's person" in document["data"]["split"]
+    assert document["data"]["readers_sha256"] == hashlib.sha256(heads.read_bytes()).hexdigest()
     assert document["rule"]["near_max_share"] == 0.01 and document["rule"]["younger_max_share"] == 0.001
-    assert policy.network == age_network()
-    # 40 faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
+    # The readers it wrote read a face: both an estimate and a second opinion, in years.
+    from checks.age_heads import heads_load
+
+    estimate, opinion = heads_load(heads).read(np.array([30.0]), np.zeros((1, 512)), np.zeros((1, 128)))
+    assert 0 < estimate[0] < 130 and 0 < opinion[0] < 130
+    # A few hundred faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
     assert set(policy.limits) == set(range(10, 22))
     assert all(limit.threshold is None for limit in policy.limits.values())
-    assert all("calibration faces" in entry["why_off"] for entry in document["limits"].values())
-    assert all(0.0 <= limit.confidence(30.0) <= 1.0 for limit in policy.limits.values())
-    assert len([line for line in lines if line.split()[:2][-1:] == ["off"]]) == 12
+    assert all("calibration faces aged" in entry["why_off"] for entry in document["limits"].values())
+    assert all(
+        set(entry["held_out_half"]["by_set"]) <= set(document["data"]["sets"]) for entry in document["limits"].values()
+    )
+    assert len([line for line in lines if " off (" in line]) == 12
 
 
 def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, tmp_path):
@@ -145,9 +178,20 @@ def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, t
         (folder / face.name).symlink_to(face.resolve())
     output = tmp_path / "policy.json"
 
-    with pytest.raises(CommandError, match="too few to calibrate"):
-        run("calibrate_age_policy", folder, "--output", output)
-    assert not output.exists()
+    with pytest.raises(CommandError, match="too few to train"):
+        run(
+            "calibrate_age_policy", folder, "--output", output, "--heads", tmp_path / "h.npz", "--cache", tmp_path / "c"
+        )
+    assert not output.exists() and not (tmp_path / "h.npz").exists()
+
+
+def test_the_label_audit_list_is_well_formed_and_left_out_of_calibration():
+    from sessions_api.age_assurance.label_audit import KINDS, audited_errors
+
+    errors = audited_errors()
+    assert errors and all(row["why"] in KINDS and row["note"] for row in errors.values())
+    assert {name for name, _ in errors} <= {"faces-dev", "faces-aaf", "faces-pairs"}
+    assert json.loads(DEFAULT_POLICY_FILE.read_text())["data"]["label_errors_left_out"] == len(errors)
 
 
 def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held_out_run(sample, tmp_path):
@@ -159,9 +203,10 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     policy = policy_load(DEFAULT_POLICY_FILE)
     assert lines == [f"wrote {output} (policy {policy.version}, {_held_out_count(sample)} held-out images)"]
     for heading in (
-        "## The network",
+        "## The readers",
         "## Calibration data",
         "## The policy per age limit",
+        "### By set (held-out half): adults sent to a document",
         "## Accuracy on the held-out half",
         "### Fairness: the estimate's error by group",
         "## What is not measured, and what the service does about it",
@@ -175,6 +220,7 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     ):
         assert unmeasured in text
     assert f"Policy in force: **{policy.version}**" in text and policy.network in text
+    assert "**Label audit.**" in text
     assert all(f"| {limit} | " in text for limit in range(10, 22))
     assert "\nSUMMARY images=" in text and "Do not edit by hand" in text
     assert "Stored: the outcome (the claim, e.g. `age_over_18`, and its boolean), the doc type" in text

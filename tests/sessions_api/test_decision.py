@@ -72,6 +72,35 @@ def test_a_child_looking_face_still_gets_the_document_step_never_a_denial():
     assert decision.to_status == "requires_doc"
 
 
+def veto_rule(second_opinion_threshold=22.0):
+    return FaceRule(
+        age_limit=18,
+        threshold=24.0,
+        min_confidence=0.5,
+        calibrated=CALIBRATED_18,
+        second_opinion_threshold=second_opinion_threshold,
+    )
+
+
+def test_the_second_opinion_can_veto_an_approval_but_never_approve_on_its_own():
+    clear = AgeReading(estimated_age=30.0, faces_used=3, lowest_estimate=29.0, second_opinion=22.0)
+    vetoed = AgeReading(estimated_age=30.0, faces_used=3, lowest_estimate=29.0, second_opinion=21.9)
+    only_the_opinion = AgeReading(estimated_age=23.0, faces_used=3, lowest_estimate=23.0, second_opinion=60.0)
+
+    assert decide_selfie(LIVE, clear, rule=veto_rule(), attempts_so_far=0).to_status == "approved"
+    assert decide_selfie(LIVE, vetoed, rule=veto_rule(), attempts_so_far=0).to_status == "requires_doc"
+    assert decide_selfie(LIVE, only_the_opinion, rule=veto_rule(), attempts_so_far=0).to_status == "requires_doc"
+
+
+def test_every_frame_must_clear_the_threshold_not_only_their_median():
+    one_low_frame = AgeReading(estimated_age=30.0, faces_used=3, lowest_estimate=23.5, second_opinion=40.0)
+
+    decision = decide_selfie(LIVE, one_low_frame, rule=veto_rule(), attempts_so_far=0)
+
+    assert decision.to_status == "requires_doc"
+    assert decision.results.age_estimation["estimated_age"] == 30.0  # the reported estimate is still the median
+
+
 def test_with_the_face_path_off_even_an_old_face_goes_to_the_document_step():
     decision = selfie(LIVE, reading(70.0), threshold=None)
 

@@ -13,6 +13,7 @@ from checks.age import age_network_card
 from checks.face_match import model_card
 from sessions_api.age_assurance.calibration import split_half
 from sessions_api.age_assurance.evaluation import DEFAULT_LIMITS, evaluate, summarise
+from sessions_api.age_assurance.label_audit import audited_errors, kinds_count
 from sessions_api.age_assurance.labels import LabelsInvalid, labelled_folder
 from sessions_api.age_assurance.policy import age_policy
 from sessions_api.age_assurance.statement import face_match_section, statement_markdown
@@ -22,13 +23,15 @@ DEFAULT_OUTPUT = Path(settings.BASE_DIR) / "docs" / "age-assurance.md"
 
 class Command(BaseCommand):
     help = (
-        "Evaluate the face path on the held-out half of the calibration data under the policy in force, "
+        "Evaluate the face path on the held-out half of each calibration set under the policy in force, "
         "and write docs/age-assurance.md from those numbers and the policy file's."
     )
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "directory", help="the calibration data the policy was fitted on (its held-out half is used)"
+            "directories",
+            nargs="+",
+            help="the calibration sets the policy was fitted on (their held-out halves are used)",
         )
         parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
         parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
@@ -39,20 +42,25 @@ class Command(BaseCommand):
             "evaluate_face_match's output on them",
         )
 
-    def handle(self, *args, directory, output, limits, face_pairs=None, **options):
+    def handle(self, *args, directories, output, limits, face_pairs=None, **options):
         from .evaluate_age import age_limits
 
         limits = age_limits(limits)
         policy = age_policy()
-        try:
-            folder = labelled_folder(directory)
-        except LabelsInvalid as invalid:
-            raise CommandError(str(invalid))
-        held_out = [face for face in folder.faces if split_half(face.name) == "held_out"]
-        if not held_out:
-            raise CommandError(f"no held-out image in {directory}")
-        report = summarise(evaluate(held_out, limits), limits)
-        command = f"python manage.py age_statement {_shown_path(Path(directory))}"
+        reports, everyone = {}, []
+        for directory in directories:
+            try:
+                folder = labelled_folder(directory)
+            except LabelsInvalid as invalid:
+                raise CommandError(str(invalid))
+            held_out = [face for face in folder.faces if split_half(face.split_key) == "held_out"]
+            if not held_out:
+                raise CommandError(f"no held-out image in {directory}")
+            outcomes = evaluate(held_out, limits)
+            everyone += outcomes
+            reports[Path(directory).resolve().name] = summarise(outcomes, limits)
+        reports["all"] = summarise(everyone, limits)
+        command = "python manage.py age_statement " + " ".join(_shown_path(Path(d)) for d in directories)
         if sorted(limits) != sorted(DEFAULT_LIMITS):
             command += f" --limits {','.join(map(str, limits))}"
         face_match = None
@@ -62,17 +70,18 @@ class Command(BaseCommand):
         text = statement_markdown(
             policy=policy.document,
             network=age_network_card(),
-            report=report,
+            reports=reports,
             command=command,
             generated=datetime.date.today().isoformat(),
+            label_errors=kinds_count(audited_errors()),
             face_match=face_match,
         )
         output = Path(output)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-        self.stdout.write(f"wrote {output} (policy {policy.version}, {report.images} held-out images)")
+        self.stdout.write(f"wrote {output} (policy {policy.version}, {reports['all'].images} held-out images)")
         if policy.network != age_network_card()["name"]:
-            sys.stderr.write("warning: the policy was calibrated for another network; recalibrate first\n")
+            sys.stderr.write("warning: the policy was calibrated for other readers; recalibrate first\n")
 
 
 def _face_match_section(directory: Path) -> list[str]:

@@ -1,0 +1,104 @@
+"""The two age readers the policy combines: a corrected estimate and an independent second opinion.
+
+Both are small networks (one hidden layer, an average of several seeds) trained by
+`manage.py train_age_heads` on the calibration half of the labelled research faces (faces-dev, faces-aaf,
+faces-pairs), and read here with numpy alone:
+
+* the **estimate** reads face-api's own age, its 512 pooled features and dlib's 128-number face
+  descriptor. Trained on all three sets, it corrects the network's bias by group (face-api reads East
+  Asian adults about five years too young) from the face itself, never from a label of the user's group;
+* the **second opinion** reads dlib's descriptor only: another backbone (a ResNet trained for identity
+  on other data), so its gross errors (a laughing child read as an adult) rarely coincide with face-api's.
+  It can only veto: a face approves when both read it well above the limit (sessions_api.age_assurance.policy).
+
+The weights file is written by that command and committed. Its sha256 is part of the estimator's name
+(checks.age.age_network), which the calibrated policy records: the service warns at start-up when the
+readers on disk are not the ones the policy was calibrated for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HEADS_PATH = Path(__file__).resolve().parent / "models" / "age_heads.npz"
+
+
+@dataclass(frozen=True)
+class Head:
+    """One reader: standardise, then a one-hidden-layer ReLU network per seed, averaged, in log(1 + age)."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    layers: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]  # (W1, b1, W2, b2) per seed
+
+    def ages(self, inputs: np.ndarray) -> np.ndarray:
+        z = (np.asarray(inputs, dtype=np.float64) - self.mean) / self.scale
+        outputs = [np.maximum(z @ w1 + b1, 0.0) @ w2 + b2 for w1, b1, w2, b2 in self.layers]
+        return np.expm1(np.mean(outputs, axis=0).reshape(len(z)))
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        saved = {f"{prefix}/mean": self.mean, f"{prefix}/scale": self.scale}
+        for seed, (w1, b1, w2, b2) in enumerate(self.layers):
+            saved.update({f"{prefix}/{seed}/w1": w1, f"{prefix}/{seed}/b1": b1, f"{prefix}/{seed}/w2": w2,
+                          f"{prefix}/{seed}/b2": b2})  # fmt: skip
+        return saved
+
+    @classmethod
+    def from_arrays(cls, saved, prefix: str) -> Head:
+        seeds = sorted(
+            {int(key.split("/")[1]) for key in saved if key.startswith(prefix + "/") and key.count("/") == 2}
+        )
+        layers = [tuple(saved[f"{prefix}/{seed}/{name}"] for name in ("w1", "b1", "w2", "b2")) for seed in seeds]
+        return cls(mean=saved[f"{prefix}/mean"], scale=saved[f"{prefix}/scale"], layers=layers)
+
+
+@dataclass(frozen=True)
+class AgeHeads:
+    estimate: Head  # inputs: face-api's age, its 512 pooled features, the 128-number descriptor
+    second_opinion: Head  # inputs: the 128-number descriptor only
+
+    def read(self, network_ages: np.ndarray, features: np.ndarray, descriptors: np.ndarray):
+        """(estimate, second opinion) in years for each face."""
+        network_ages = np.asarray(network_ages, dtype=np.float64).reshape(-1, 1)
+        estimate = self.estimate.ages(np.hstack([network_ages, features, descriptors]))
+        return estimate, self.second_opinion.ages(descriptors)
+
+    def save(self, path: Path) -> str:
+        """Write the weights; returns the file's sha256 (to pin in HEADS_SHA256)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp.npz")
+        np.savez(temporary, **self.estimate.arrays("estimate"), **self.second_opinion.arrays("second_opinion"))
+        temporary.replace(path)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def heads_digest(path: Path = HEADS_PATH) -> str:
+    """The readers file's sha256 ("missing" when there is none)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+
+
+def heads_load(path: Path = HEADS_PATH) -> AgeHeads:
+    if not path.is_file():
+        raise RuntimeError(f"the age readers {path} are missing: they are committed with the code")
+    with np.load(path) as saved:
+        arrays = {key: saved[key] for key in saved.files}
+    return AgeHeads(Head.from_arrays(arrays, "estimate"), Head.from_arrays(arrays, "second_opinion"))
+
+
+_heads: AgeHeads | None = None
+_heads_lock = threading.Lock()
+
+
+def age_heads() -> AgeHeads:
+    """The committed readers, loaded on first use and kept."""
+    global _heads
+    if _heads is None:
+        with _heads_lock:
+            if _heads is None:
+                _heads = heads_load()
+    return _heads

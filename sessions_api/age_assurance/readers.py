@@ -1,0 +1,165 @@
+"""Training the two age readers (checks.age_heads) on labelled faces, and their honest predictions for calibration.
+
+The inputs of both readers are read once per image through the production path (checks.faces and
+checks.face_match: detection, the one-dominant-face rule, face-api's age and pooled features, dlib's
+descriptor) and kept in a cache file under var/ keyed by the image's bytes and the models' hashes, so a
+second command over the same faces does not run the networks again.
+
+The readers are trained on the calibration half only. The thresholds are then chosen on predictions
+that no reader saw in training: five-fold out-of-fold predictions on the calibration half (each face is
+read by readers trained on the other four fifths), which are a little worse than the final readers' and
+so err on the safe side. The held-out half is read by the final readers, as the service reads a user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .labels import LabelledFace
+
+SEEDS = 3  # networks averaged per reader
+HIDDEN = 64
+L2 = 3.0
+FOLDS = 5
+FOLD_SEED = 20261126
+
+
+@dataclass(frozen=True)
+class FaceInputs:
+    """What the readers read of one image; `found` False when the production path finds no single face."""
+
+    found: bool
+    network_age: float = 0.0
+    features: np.ndarray | None = None  # (512,)
+    descriptor: np.ndarray | None = None  # (128,)
+
+
+def _cache_key(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
+                progress: Callable[[int], None] | None = None) -> list[FaceInputs]:  # fmt: skip
+    """The readers' inputs for every face, through the production path, from the cache where it has them."""
+    from checks.age_heads import HEADS_PATH  # noqa: F401 - the readers' module must import without its weights
+    from checks.face_match import face_matcher
+    from checks.faces import AGE_NETWORK_PATH, dominant_face, face_engine
+    from checks.images import ImageRejected, open_image
+
+    models = hashlib.sha256(AGE_NETWORK_PATH.read_bytes()).hexdigest()[:16]
+    stored: dict[str, dict] = {}
+    if cache is not None and cache.is_file():
+        with np.load(cache, allow_pickle=False) as saved:
+            if str(saved["models"]) == models:
+                index = json.loads(str(saved["index"]))
+                for key, row in index.items():
+                    stored[key] = {"found": row >= 0, "row": row}
+                ages, features, descriptors = saved["ages"], saved["features"], saved["descriptors"]
+                for entry in stored.values():
+                    if entry["found"]:
+                        r = entry["row"]
+                        entry.update(age=float(ages[r]), features=features[r], descriptor=descriptors[r])
+    engine, matcher = face_engine(), face_matcher()
+    results, changed = [], False
+    for number, face in enumerate(faces, start=1):
+        data = face.path.read_bytes()
+        key = _cache_key(data)
+        if key not in stored:
+            changed = True
+            entry = {"found": False}
+            try:
+                found, rival = dominant_face(engine.faces(open_image(data), identity_chips=True))
+            except ImageRejected:
+                found, rival = None, False
+            if found is not None and not rival:
+                ages, features = engine.ages_and_features([found.age_input])
+                entry = {"found": True, "age": float(ages[0]), "features": features[0],
+                         "descriptor": matcher.descriptor(found.identity_chip).values}  # fmt: skip
+            stored[key] = entry
+        entry = stored[key]
+        results.append(
+            FaceInputs(True, entry["age"], entry["features"], entry["descriptor"])
+            if entry["found"]
+            else FaceInputs(False)
+        )
+        if progress is not None:
+            progress(number)
+    if cache is not None and changed:
+        _cache_write(cache, stored, models)
+    return results
+
+
+def _cache_write(cache: Path, stored: dict[str, dict], models: str) -> None:
+    keys = [key for key, entry in stored.items() if entry["found"]]
+    index = {key: -1 for key, entry in stored.items() if not entry["found"]}
+    index.update({key: row for row, key in enumerate(keys)})
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    temporary = cache.with_name(cache.name + ".tmp.npz")
+    np.savez(
+        temporary,
+        models=np.array(models),
+        index=np.array(json.dumps(index)),
+        ages=np.array([stored[k]["age"] for k in keys], dtype=np.float64),
+        features=np.array([stored[k]["features"] for k in keys], dtype=np.float32).reshape(len(keys), 512),
+        descriptors=np.array([stored[k]["descriptor"] for k in keys], dtype=np.float32).reshape(len(keys), 128),
+    )
+    temporary.replace(cache)
+
+
+def _matrices(inputs: Sequence[FaceInputs]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ages = np.array([i.network_age for i in inputs], dtype=np.float64)
+    features = np.array([i.features for i in inputs], dtype=np.float64).reshape(len(inputs), 512)
+    descriptors = np.array([i.descriptor for i in inputs], dtype=np.float64).reshape(len(inputs), 128)
+    return ages, features, descriptors
+
+
+def _head(inputs: np.ndarray, true_ages: np.ndarray):
+    """One reader: standardised inputs, SEEDS one-hidden-layer networks on log(1 + age), averaged."""
+    from sklearn.neural_network import MLPRegressor
+
+    from checks.age_heads import Head
+
+    mean, scale = inputs.mean(axis=0), inputs.std(axis=0) + 1e-6
+    z = (inputs - mean) / scale
+    target = np.log1p(true_ages.astype(np.float64))
+    layers = []
+    for seed in range(SEEDS):
+        network = MLPRegressor(hidden_layer_sizes=(HIDDEN,), alpha=L2, max_iter=500, early_stopping=True,
+                               random_state=seed).fit(z, target)  # fmt: skip
+        (w1, w2), (b1, b2) = network.coefs_, network.intercepts_
+        layers.append((w1, b1, w2, b2))
+    return Head(mean=mean, scale=scale, layers=layers)
+
+
+def train_heads(inputs: Sequence[FaceInputs], true_ages: np.ndarray):
+    """Both readers trained on these faces (every one of them found)."""
+    from checks.age_heads import AgeHeads
+
+    ages, features, descriptors = _matrices(inputs)
+    estimate = _head(np.hstack([ages[:, None], features, descriptors]), true_ages)
+    return AgeHeads(estimate=estimate, second_opinion=_head(descriptors, true_ages))
+
+
+def out_of_fold(inputs: Sequence[FaceInputs], true_ages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, second opinion) for each face, read by readers trained on the other folds."""
+    rng = np.random.default_rng(FOLD_SEED)
+    folds = rng.permutation(len(inputs)) % FOLDS
+    estimate, opinion = np.zeros(len(inputs)), np.zeros(len(inputs))
+    for fold in range(FOLDS):
+        train = np.nonzero(folds != fold)[0]
+        test = np.nonzero(folds == fold)[0]
+        heads = train_heads([inputs[i] for i in train], true_ages[train])
+        estimate[test], opinion[test] = heads.read(*_matrices([inputs[i] for i in test]))
+    return estimate, opinion
+
+
+def read_all(heads, inputs: Sequence[FaceInputs]) -> tuple[np.ndarray, np.ndarray]:
+    if not inputs:
+        return np.zeros(0), np.zeros(0)
+    return heads.read(*_matrices(inputs))

@@ -17,7 +17,7 @@ import redis
 from django.conf import settings
 from django.core.cache import cache
 
-from tenants.client_address import client_address  # noqa: F401 (the dashboard's forms and views call it here)
+from core.client_address import client_address  # noqa: F401 (the dashboard's forms and views call it here)
 
 logger = logging.getLogger(__name__)
 

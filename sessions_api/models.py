@@ -41,6 +41,8 @@ class VerificationSession(models.Model):
     digital_id_attempts = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)
+    # The step durations (ms) issued with it: the page follows them, the liveness check holds frames to them.
+    liveness_timing = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)

@@ -41,8 +41,10 @@ def _encode(data: bytes) -> str:
 
 
 @shared_task(name="sessions_api.tasks.selfie_analyse")
-def selfie_analyse(session_id: str, frames: list[list[str]]) -> None:
-    analysis.selfie_analyse(session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames])
+def selfie_analyse(session_id: str, frames: list[list[str]], capture: dict | None = None) -> None:
+    analysis.selfie_analyse(
+        session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames], capture=capture
+    )
 
 
 @shared_task(name="sessions_api.tasks.document_analyse")
@@ -63,9 +65,9 @@ def _shown_as(session_id: str, pictures: int) -> dict:
     return {"argsrepr": repr([session_id, f"<{pictures} picture(s) omitted>"]), "kwargsrepr": "{}"}
 
 
-def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> None:
+def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
     selfie_analyse.apply_async(
-        args=[session_id, [[step, _encode(data)] for step, data in frames]],
+        args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
         **_shown_as(session_id, len(frames)),
     )

@@ -82,7 +82,8 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
         record = None
         if capture is not None:
             record = Capture(capture["label"], tuple(capture["times"]), tuple(capture["durations"]))
-        liveness = check_liveness(frames, list(session.liveness_challenge), record)
+        flag_only = frozenset(session.tenant.liveness_flag_only or [])
+        liveness = check_liveness(frames, list(session.liveness_challenge), record, flag_only=flag_only)
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
             age = estimate_age(frontal_frames(frames, list(session.liveness_challenge)))

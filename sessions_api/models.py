@@ -84,6 +84,8 @@ class LivenessResult(models.Model):
     session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="liveness")
     is_live = models.BooleanField()
     liveness_score = models.FloatField()
+    # The attack signals that fired (checks.liveness.SIGNALS), e.g. ["replay"]; no picture, no biometric data.
+    signals = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

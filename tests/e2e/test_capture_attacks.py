@@ -15,6 +15,8 @@ Each attack makes one attempt on the selfie page and is judged as the partner wo
 from __future__ import annotations
 
 import io
+import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -25,6 +27,7 @@ from tests.e2e.test_live_flow import (
     finished,
     frontal_face,
     open_selfie_page,
+    pictures_sent,
     return_urls,
     take_selfie,
     turning_face,
@@ -55,6 +58,23 @@ def _load_scripted(page, challenge: list[str]) -> None:
     )
 
 
+def _replay_selfie(page) -> None:
+    """take_selfie for a replay: the clock moves the recording on, and the camera is waited for each 100 ms."""
+    page.get_by_role("button", name="Turn on the camera").click()
+    expect(page.get_by_role("button", name="Start")).to_be_visible()
+    page.clock.pause_at(page.evaluate("Date.now()") / 1000 + 1)
+    page.get_by_role("button", name="Start").click()
+    deadline = time.monotonic() + 90
+    while not pictures_sent(page):
+        page.evaluate("window.__fakeCamera.tick()")
+        while not (pictures_sent(page) or page.evaluate("window.__fakeCamera.state().showing")):
+            assert time.monotonic() < deadline, "the replayed picture never reached the page"
+            time.sleep(0.02)  # polling the page's state, not waiting for an absence
+        page.clock.run_for(100)
+    page.clock.resume()
+    page.wait_for_url(re.compile(r"/flow/progress$"))
+
+
 def _refused_as_not_live(page, partner, session_id: str) -> None:
     expect(page.get_by_text(NOT_LIVE)).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     body = partner.get_session(session_id)
@@ -80,7 +100,7 @@ def test_a_fixed_order_replay_of_the_issued_turns_is_refused(
     _load_scripted(page, challenge)
     # A recording of someone turning in this very order, one pose every 2 s; the server's steps last 2.4-4 s.
     page.evaluate("window.__fakeCamera.replay(2000)")
-    take_selfie(page, scripted=True)
+    _replay_selfie(page)
     _refused_as_not_live(page, live_partner, created["sessionId"])
     page.context.close()
 

@@ -6,6 +6,7 @@ worker on the real Redis broker, with synthetic faces and documents from tests/s
 
 import base64
 import datetime
+import json
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.factories import session_past_expiry
 from tests.support.documents import aamva_payload, encode, licence_front, mrz_card, pdf417_card, td3_lines
 from tests.support.faces import astronaut_portrait, challenge_frames, still_frames
 from tests.support.flow import ANALYSIS_TIMEOUT, analysed, open_flow, post_document_with_head_turns, post_selfie
+from tests.support.pad import page_times
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
@@ -253,12 +255,6 @@ def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, ce
 
 def _selfie_with_capture_record(visitor, *, label: str) -> None:
     """The selfie page's form as the camera page sends it: the frames and its capture record."""
-    import json
-
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    from tests.support.pad import page_times
-
     visitor.client.get("/flow/selfie")
     session = visitor.session
     challenge = session.liveness_challenge

@@ -12,10 +12,19 @@ import json
 import random
 from pathlib import Path
 
-from checks.liveness import challenge_durations, challenge_new
+from checks.liveness import STEP_MS
 from tests.support.faces import challenge_frames, still_frames
 
 FRAMES_PER_STEP = 3
+# The moves checks.liveness.challenge_new can issue before the final "center".
+CHALLENGES = [
+    ("left", "right", "left"),
+    ("left", "center", "left"),
+    ("left", "center", "right"),
+    ("right", "left", "right"),
+    ("right", "center", "right"),
+    ("right", "center", "left"),
+]
 GRACE_MS, END_MARGIN_MS = 1000, 150
 ATTACKS = (
     "still_image",
@@ -39,9 +48,9 @@ def page_times(durations: list[int]) -> list[int]:
 
 def capture_make(kind: str, seed: int) -> dict:
     """One capture of `kind` ("genuine" or an attack of ATTACKS)."""
-    rng = random.Random(seed)
-    challenge = challenge_new()
-    durations = challenge_durations(challenge)
+    rng = random.Random(seed)  # the same capture for the same seed: challenge, timing, frames
+    challenge = [*rng.choice(CHALLENGES), "center"]
+    durations = [rng.randrange(STEP_MS[0], STEP_MS[1] + 1, 100) for _ in challenge]
     times = page_times(durations)
     steps = [step for step in challenge for _ in range(FRAMES_PER_STEP)]
     camera = "Integrated Camera"

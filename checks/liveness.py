@@ -25,6 +25,19 @@ Each condition gives a margin in 0..1 that is 0.5 exactly at its threshold; live
 smallest margin, and is_live is liveness_score >= 0.5. Frames without a face in too many places,
 or with a second face, ask for a retake instead.
 
+Attacks on the capture itself (docs/pad.md). When the page sends its capture record (`Capture`:
+the camera's label, the time the page saw each frame, and the step durations the server issued):
+  * "virtualCamera": the camera's label names a known virtual camera (OBS, ManyCam, ...);
+  * "timing": frame times go backwards, come faster or slower than a camera at the page's pace, or
+    fall outside their step's issued window (the step's start plus GRACE_MS to its end); and every
+    frame of a step, not only the best one, must show the asked pose, so a recording whose pose
+    changes do not follow this session's random timing fails;
+  * "replay": two frames that are not consecutive are the same picture to within REPLAY_DIFFERENCE
+    (32x32 grey fingerprints, kept in memory during the analysis only): a looped clip or a replayed
+    frame, which a camera sensor never produces.
+A signal in `flag_only` is reported without refusing; any other refuses (is_live False, score 0).
+Without a capture record (the photo-upload fallback) only "replay" can fire.
+
 The thresholds were set on synthetic turns of a real face (tests/support/faces.py), not on a
 corpus of real captures: tune them on real sessions (the debug log names the weakest condition).
 """
@@ -66,6 +79,34 @@ MIN_SAME_POSE_SIMILARITY = 0.5  # correlation of their aligned face crops
 MAX_AGE_GAP = 15.0  # years between the frontal and the turning face's estimated ages
 STILL_DIFFERENCE = 0.5  # mean grey-level change below which two frames are the same picture
 
+REPLAY_DIFFERENCE = 0.1  # mean grey-level change (of 255) under which two frames are one replayed picture
+GRACE_MS = 900  # time a user has to follow an instruction before its frames count
+SLACK_MS = 400  # lateness a busy phone may add to a step's end
+MIN_GAP_MS = 120  # frames closer than this do not come from the page's capture pace
+MAX_GAP_MS = 5_000  # nor frames further apart
+STEP_MS = (2_400, 4_000)  # the range of the issued step durations
+SIGNALS = ("virtualCamera", "timing", "replay")
+# Labels of the virtual cameras the injection tools install (lower case); Chromium's own fake
+# device ("fake_device_0") is left out: the browser tests use it for the still-photo attack.
+VIRTUAL_CAMERA_WORDS = (
+    "virtual",
+    "obs",
+    "manycam",
+    "snap camera",
+    "xsplit",
+    "camtwist",
+    "e2esoft",
+    "vcam",
+    "splitcam",
+    "youcam",
+    "droidcam",
+    "iriun",
+    "epoccam",
+    "mmhmm",
+    "chromacam",
+    "nvidia broadcast",
+)
+
 MAX_FRAMES_PER_STEP = 6  # more are sampled down, so a long upload cannot cost unbounded CPU
 MIN_FACE_FRACTION = 0.5  # of the analysed frames must show a face, else retake
 _ANALYSIS_MAX_SIDE = 640
@@ -90,7 +131,34 @@ def challenge_new() -> list[str]:
     return steps
 
 
-def check_liveness(frames: list[tuple[str, bytes]], challenge: list[str]) -> Liveness | Retake:
+@dataclass(frozen=True)
+class Capture:
+    """What the page recorded of its capture: the camera's label and, per frame in upload order, the
+    milliseconds since the user pressed Start; `durations` are the step durations the server issued."""
+
+    label: str
+    times: tuple[int, ...]
+    durations: tuple[int, ...]
+
+
+def challenge_durations(challenge: Sequence[str]) -> list[int]:
+    """Random step durations (ms, in steps of 100): the page follows them, the check holds frames to them."""
+    low, high = STEP_MS
+    return [low + 100 * secrets.randbelow((high - low) // 100 + 1) for _ in challenge]
+
+
+def is_virtual_camera(label: str) -> bool:
+    label = label.lower()
+    return any(word in label for word in VIRTUAL_CAMERA_WORDS)
+
+
+def check_liveness(
+    frames: list[tuple[str, bytes]],
+    challenge: list[str],
+    capture: Capture | None = None,
+    *,
+    flag_only: frozenset[str] = frozenset(),
+) -> Liveness | Retake:
     """Decide whether the labelled frames show a live person performing the challenge."""
     _validate_challenge(challenge)
     if not frames:
@@ -98,8 +166,17 @@ def check_liveness(frames: list[tuple[str, bytes]], challenge: list[str]) -> Liv
     groups = _group_by_step(frames)
     if [step for step, _ in groups] != list(challenge):
         return Liveness(is_live=False, liveness_score=0.0)
+    signals = []
+    if capture is not None and is_virtual_camera(capture.label):
+        signals.append("virtualCamera")
+    if capture is not None and not _timing_followed(frames, challenge, capture):
+        signals.append("timing")
     analysed = [[_analyse(data) for data in _sample(images, MAX_FRAMES_PER_STEP)] for _, images in groups]
     sequence = [frame for group in analysed for frame in group]
+    if _is_replay(sequence):
+        signals.append("replay")
+    if capture is not None and "timing" not in signals and not _every_frame_posed(groups, analysed):
+        signals.append("timing")
     if any(frame.several_faces for frame in sequence):
         return Retake(MESSAGE_SEVERAL_FACES)
     with_face = [frame for frame in sequence if frame.face is not None]
@@ -107,13 +184,64 @@ def check_liveness(frames: list[tuple[str, bytes]], challenge: list[str]) -> Liv
         all(frame.face is None for frame in group) for group in analysed
     ):
         return Retake(MESSAGE_FACE_LOST)
+    if signals:
+        logger.info("liveness signals: %s", ", ".join(signals))
+    if any(signal not in flag_only for signal in signals):
+        return Liveness(is_live=False, liveness_score=0.0, signals=tuple(signals))
     if _is_still(sequence):
-        return Liveness(is_live=False, liveness_score=0.0)
+        return Liveness(is_live=False, liveness_score=0.0, signals=tuple(signals))
     margins = _pose_margins(groups, analysed) + _same_face_margins(with_face, analysed, challenge)
     weakest, score = min(margins, key=lambda item: item[1])
     logger.debug("liveness score %.3f, weakest condition %s", score, weakest)
     score = math.floor(float(score) * 10_000) / 10_000  # rounded down, so is_live stays score >= 0.5
-    return Liveness(is_live=score >= 0.5, liveness_score=score)
+    return Liveness(is_live=score >= 0.5, liveness_score=score, signals=tuple(signals))
+
+
+def _timing_followed(frames: list[tuple[str, bytes]], challenge: list[str], capture: Capture) -> bool:
+    """The frame times are a camera's at the page's pace, each inside its step's issued window."""
+    times, durations = capture.times, capture.durations
+    if len(times) != len(frames) or len(durations) != len(challenge):
+        return False
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    if any(gap < MIN_GAP_MS or gap > MAX_GAP_MS for gap in gaps):
+        return False
+    starts = np.cumsum([0, *durations])
+    index = -1
+    previous = None
+    for (step, _), time in zip(frames, times):
+        if step != previous:
+            index, previous = index + 1, step
+        if not starts[index] + GRACE_MS <= time <= starts[index + 1] + SLACK_MS:
+            return False
+    return True
+
+
+def _every_frame_posed(groups: list[tuple[str, list[bytes]]], analysed: list[list[_Frame]]) -> bool:
+    """Each frame taken after the grace shows its step's pose: a turn at least half way, a centre nearly frontal."""
+    frontal = [f.yaw for (step, _), group in zip(groups, analysed) if step == "center" for f in group if f.face]
+    baseline = float(np.clip(np.median(frontal), -BASELINE_LIMIT, BASELINE_LIMIT)) if frontal else 0.0
+    for (step, _), group in zip(groups, analysed):
+        for frame in group:
+            if frame.face is None:
+                continue
+            turn = frame.yaw - baseline
+            if step == "center" and abs(turn) > 2 * CENTER_YAW:
+                return False
+            if step != "center" and (1.0 if step == "left" else -1.0) * turn < TURN_YAW / 2:
+                return False
+    return True
+
+
+def _is_replay(sequence: list[_Frame]) -> bool:
+    """Two frames that are not consecutive are one picture: a looped or replayed clip."""
+    pictures = [frame if frame.thumbnail.any() else None for frame in sequence]  # undecodable: no picture
+    for index, first in enumerate(pictures):
+        for second in pictures[index + 2 :]:
+            if first is None or second is None:
+                continue
+            if float(np.abs(first.thumbnail - second.thumbnail).mean()) < REPLAY_DIFFERENCE:
+                return True
+    return False
 
 
 def frontal_frame(frames: list[tuple[str, bytes]], challenge: list[str]) -> bytes:

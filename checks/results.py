@@ -38,6 +38,8 @@ class AgeReading:
 class Liveness:
     is_live: bool
     liveness_score: float  # 0..1; is_live is exactly liveness_score >= 0.5
+    # Attack signals that fired (checks.liveness.SIGNALS: virtualCamera, timing, replay), refusing or not.
+    signals: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,11 @@ def _head_turns(session) -> dict:
         {"index": index, "step": step, "instruction": INSTRUCTIONS.get(step, step), "field": f"frame_{index}_{step}"}
         for index, step in enumerate(session.liveness_challenge)
     ]
-    return {"steps": steps, "challenge": ",".join(session.liveness_challenge)}
+    return {
+        "steps": steps,
+        "challenge": ",".join(session.liveness_challenge),
+        "timing": ",".join(str(ms) for ms in session.liveness_timing or []),
+    }
 
 
 def _head_turn_frames(request) -> tuple[list[str], list[list[bytes]]]:
@@ -181,7 +185,9 @@ def _selfie_page(request, session, *, error=None, status=200):
 
 def _selfie_submit(request, session):
     challenge, frames_by_step = _head_turn_frames(request)
-    selfie_submit(session=session, challenge=challenge, frames_by_step=frames_by_step)
+    selfie_submit(
+        session=session, challenge=challenge, frames_by_step=frames_by_step, capture=request.POST.get("capture")
+    )
 
 
 def _selfie_prepare(session):

@@ -87,10 +87,11 @@ def _apply(session: VerificationSession, decision: Decision, *, evidence: Eviden
         logger.info("decision on %s dropped: the session left processing meanwhile", session.id)
 
 
-def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
-    """Run liveness, then age estimation on the most frontal frames, and apply the decision."""
+def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
+    """Run liveness (with the page's capture record, when it sent one), then age estimation on the most
+    frontal frames, and apply the decision."""
     from checks.age import estimate_age
-    from checks.liveness import check_liveness, frontal_frames
+    from checks.liveness import Capture, check_liveness, frontal_frames
     from checks.results import Retake
 
     session = _session_to_analyse(session_id)
@@ -98,7 +99,11 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]]) -> None:
         return
     frontal: list[bytes] = []
     try:
-        liveness = check_liveness(frames, list(session.liveness_challenge))
+        record = None
+        if capture is not None:
+            record = Capture(capture["label"], tuple(capture["times"]), tuple(capture["durations"]))
+        flag_only = frozenset(session.tenant.liveness_flag_only or [])
+        liveness = check_liveness(frames, list(session.liveness_challenge), record, flag_only=flag_only)
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
             frontal = frontal_frames(frames, list(session.liveness_challenge))

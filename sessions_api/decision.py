@@ -46,7 +46,11 @@ def _age_result(age: AgeReading, rule: FaceRule) -> dict:
 
 
 def _liveness_result(liveness: Liveness) -> dict:
-    return {"is_live": bool(liveness.is_live), "liveness_score": float(liveness.liveness_score)}
+    return {
+        "is_live": bool(liveness.is_live),
+        "liveness_score": float(liveness.liveness_score),
+        "signals": list(liveness.signals),
+    }
 
 
 def decide_selfie(

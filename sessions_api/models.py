@@ -47,6 +47,8 @@ class VerificationSession(models.Model):
     # the half that failed (128 numbers of a face, never an image), sealed; erased when the session ends.
     # See sessions_api.evidence and docs/adult-path.md.
     evidence_seal = models.TextField(blank=True, default="")
+    # The step durations (ms) issued with it: the page follows them, the liveness check holds frames to them.
+    liveness_timing = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)
@@ -94,6 +96,8 @@ class LivenessResult(models.Model):
     session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="liveness")
     is_live = models.BooleanField()
     liveness_score = models.FloatField()
+    # The attack signals that fired (checks.liveness.SIGNALS), e.g. ["replay"]; no picture, no biometric data.
+    signals = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

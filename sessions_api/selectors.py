@@ -76,6 +76,7 @@ class AgeEstimationRead:
 class LivenessRead:
     is_live: bool
     liveness_score: float
+    signals: list[str]
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def _session_read_sql() -> str:
     )
     columns = ", ".join(f"s.{column}" for column in _SESSION_COLUMNS)
     return (
-        f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, "
+        f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, l.signals, "
         f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
         f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at, "
         f"p.id, p.method, p.proved_on, p.expires_on, p.thresholds, s.tenant_id "
@@ -174,9 +175,9 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     if row is None or row[-1] != tenant.pk or row[_MODE] != mode:  # s.tenant_id is the last column
         raise SessionNotFound(session_id)
     row = row[:-1]
-    age_id, age, confidence, liveness_id, is_live, score, document_id, *document = row[14:26]
-    credential_id, *credential = row[26:34]
-    age_pass_id, *age_pass = row[34:]
+    age_id, age, confidence, liveness_id, is_live, score, signals, document_id, *document = row[14:27]
+    credential_id, *credential = row[27:35]
+    age_pass_id, *age_pass = row[35:]
     if row[_STATUS] in OPEN_STATUSES and row[_EXPIRES_AT] <= timezone.now():
         # Rare: the read finalizes the session, through the state machine, and reads it again.
         session_get(session_id=session_id, tenant=tenant, mode=mode)
@@ -184,7 +185,7 @@ def session_read_for_tenant(*, tenant: Tenant, session_id: str, mode: str) -> Se
     return SessionRead(
         *row[:14],  # in _SESSION_COLUMNS' order, SessionRead's first fields
         age_estimation=AgeEstimationRead(age, confidence) if age_id is not None else None,
-        liveness=LivenessRead(is_live, score) if liveness_id is not None else None,
+        liveness=LivenessRead(is_live, score, signals or []) if liveness_id is not None else None,
         document=DocumentRead(*document) if document_id is not None else None,
         age_credential=AgeCredentialRead(*credential) if credential_id is not None else None,
         age_pass=AgePassRead(*age_pass) if age_pass_id is not None else None,

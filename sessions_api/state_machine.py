@@ -72,7 +72,7 @@ class Results:
     """Check results to store together with a transition (numbers only)."""
 
     age_estimation: dict | None = None  # {"estimated_age", "age_confidence"}
-    liveness: dict | None = None  # {"is_live", "liveness_score"}
+    liveness: dict | None = None  # {"is_live", "liveness_score"[, "signals"]}
     document: dict | None = None  # {"document_kind", "birthdate", "true_age", "expiry_date"}
     age_credential: dict | None = None  # {"kind", "doc_type", "claim", "value", "issuer_country", "trust_source"}
     age_pass: dict | None = None  # {"method", "proved_on", "expires_on", "thresholds"}

@@ -18,6 +18,7 @@ How biometric images are handled (CONTRACT 3: "held in memory only for the analy
 
 from __future__ import annotations
 
+import json
 import logging
 
 from django.db import transaction
@@ -74,15 +75,37 @@ class SubmissionRejected(Exception):
 def selfie_challenge_issue(*, session: VerificationSession) -> list[str]:
     """A fresh head-turn challenge for the selfie page, or for the document page under the presence policy,
     stored on the session (not biometric data)."""
-    from checks.liveness import challenge_new
+    from checks.liveness import challenge_durations, challenge_new
 
     challenge = challenge_new()
+    timing = challenge_durations(challenge)
     updated = VerificationSession.objects.filter(
         pk=session.pk, status__in=(Status.INITIATED, Status.REQUIRES_DOC)
-    ).update(liveness_challenge=challenge, updated_at=timezone.now())
+    ).update(liveness_challenge=challenge, liveness_timing=timing, updated_at=timezone.now())
     if updated:
         session.liveness_challenge = challenge
+        session.liveness_timing = timing
     return challenge
+
+
+MAX_CAPTURE_RECORD = 4_096  # characters of the page's capture record
+
+
+def _capture_record(session: VerificationSession, record: str | None) -> dict | None:
+    """The page's capture record (JSON: the camera's label, one time in ms per frame), with the issued timing.
+
+    None when the page sent none (the photo-upload fallback). A record that cannot be read is kept as
+    an empty one, which the timing check refuses, rather than dropped, which would skip the check.
+    """
+    if not record:
+        return None
+    try:
+        parsed = json.loads(record[:MAX_CAPTURE_RECORD])
+        label = str(parsed.get("label", ""))[:200]
+        times = [int(t) for t in parsed.get("times", [])][: 4 * MAX_FRAMES_PER_STEP * 8]
+    except (ValueError, TypeError, AttributeError):
+        label, times = "", []
+    return {"label": label, "times": times, "durations": list(session.liveness_timing or [])}
 
 
 def _check_headers(images: list[bytes]) -> None:
@@ -131,15 +154,25 @@ def upload_refused(*, session: VerificationSession) -> bool:
     return True
 
 
-def selfie_submit(*, session: VerificationSession, challenge: list[str], frames_by_step: list[list[bytes]]) -> None:
+def selfie_submit(
+    *,
+    session: VerificationSession,
+    challenge: list[str],
+    frames_by_step: list[list[bytes]],
+    capture: str | None = None,
+) -> None:
     """Check the frames of each challenge step, go to `processing` and queue the analysis.
 
     `challenge` is the one the page showed; a page left open while another tab issued a new one
-    is refused rather than judged against instructions the user never saw.
+    is refused rather than judged against instructions the user never saw. `capture` is the page's
+    capture record (see _capture_record), checked with the frames by checks.liveness.
     """
     frames = _challenge_frames(session, challenge, frames_by_step)
     _check_headers([data for _, data in frames])
-    _submit(session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames), cause="selfie submitted")
+    record = _capture_record(session, capture)
+    _submit(
+        session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames, record), cause="selfie submitted"
+    )
 
 
 def _challenge_frames(

@@ -42,8 +42,10 @@ def _encode(data: bytes) -> str:
 
 
 @shared_task(name="sessions_api.tasks.selfie_analyse")
-def selfie_analyse(session_id: str, frames: list[list[str]]) -> None:
-    analysis.selfie_analyse(session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames])
+def selfie_analyse(session_id: str, frames: list[list[str]], capture: dict | None = None) -> None:
+    analysis.selfie_analyse(
+        session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames], capture=capture
+    )
 
 
 @shared_task(name="sessions_api.tasks.document_analyse")
@@ -71,9 +73,9 @@ def _time_limits() -> dict:
     return {"soft_time_limit": soft, "time_limit": soft + 30}
 
 
-def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]]) -> None:
+def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
     selfie_analyse.apply_async(
-        args=[session_id, [[step, _encode(data)] for step, data in frames]],
+        args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
         **_time_limits(),
         **_shown_as(session_id, len(frames)),

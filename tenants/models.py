@@ -3,6 +3,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -22,6 +23,15 @@ STRICTER_ONLY = "Tenants may make the calibrated age policy stricter, never loos
 
 def new_tenant_id() -> str:
     return prefixed_ulid("ten")
+
+
+# The liveness check's attack signals (checks.liveness.SIGNALS, plus the reserved flash and passive).
+LIVENESS_SIGNALS = ("virtualCamera", "timing", "replay", "flash", "passive")
+
+
+def _liveness_signals_valid(value) -> None:
+    if not isinstance(value, list) or any(signal not in LIVENESS_SIGNALS for signal in value):
+        raise ValidationError(f"A list of liveness signals among: {', '.join(LIVENESS_SIGNALS)}.")
 
 
 class Tenant(models.Model):
@@ -76,6 +86,15 @@ class Tenant(models.Model):
         help_text="Live sessions: a document is accepted only with a passed head-turn (liveness) capture of the "
         "same session whose face matches the document's portrait. Off: a document alone can approve, "
         "and the result shows liveness null and livenessChecked false.",
+    )
+    liveness_flag_only = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[_liveness_signals_valid],
+        help_text="Liveness attack signals that only flag (shown in the result's liveness.signals) instead of "
+        'refusing, e.g. ["virtualCamera"]. Empty: every signal refuses. Signals: '
+        + ", ".join(LIVENESS_SIGNALS)
+        + " (docs/pad.md).",
     )
     rate_limit_per_second = models.PositiveIntegerField(
         null=True, blank=True, help_text="Per API key; empty means the service default."

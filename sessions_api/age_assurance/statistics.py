@@ -18,3 +18,10 @@ def clopper_pearson_upper(count: int, total: int, *, confidence: float = CONFIDE
     if count == total:
         return 1.0
     return float(beta.ppf(1 - (1 - confidence) / 2, count + 1, total - count))
+
+
+def clopper_pearson_interval(count: int, total: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The two-sided exact (Clopper-Pearson) interval for `count` successes out of `total`."""
+    upper = clopper_pearson_upper(count, total, confidence=confidence)
+    lower = 0.0 if count == 0 else float(beta.ppf((1 - confidence) / 2, count, total - count + 1))
+    return lower, upper

@@ -421,6 +421,14 @@ class AgeEstimationOutputSerializer(serializers.Serializer):
 class LivenessOutputSerializer(serializers.Serializer):
     isLive = serializers.BooleanField(source="is_live")
     livenessScore = serializers.SerializerMethodField()
+    signals = serializers.ListField(
+        child=serializers.ChoiceField(choices=["virtualCamera", "timing", "replay", "flash", "passive"]),
+        help_text=(
+            "The attack signals that fired on the capture (docs/pad.md): virtualCamera (the camera's label "
+            "names a virtual camera), timing (frames off the server's timing or cadence), replay (a frame "
+            "repeated or looped). flash and passive are reserved. Empty when none fired."
+        ),
+    )
 
     def get_livenessScore(self, result) -> float:
         return round(result.liveness_score, 3)
@@ -596,6 +604,7 @@ def session_read_representation(session) -> dict:
         else {
             "isLive": liveness.is_live,
             "livenessScore": round(liveness.liveness_score, 3),
+            "signals": list(liveness.signals or []),
         },
         # isoformat() pads the year to four digits, which strftime("%Y") does not on Linux.
         "validateDoc": None

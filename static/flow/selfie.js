@@ -1,14 +1,19 @@
 /* The head-turn capture (selfie page, and the document page under the presence policy): a live preview, then
    the challenge step by step, a few frames per step, sent with the form around it. Below a document still to
-   be photographed (data-after-document), its camera and Start wait until that photo is taken or chosen. */
+   be photographed (data-after-document), its camera and Start wait until that photo is taken or chosen.
+   The server issues each step's duration ([data-timing], ms): step i starts when the steps before it have
+   run their time, and its frames are taken from GRACE_MS after its start to just before its end. The page
+   sends its capture record with the frames (a hidden "capture" field, JSON): the camera's label and the
+   time, in ms since Start, at which it took each frame; checks.liveness holds the frames to both. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-selfie]");
   if (!root || !window.AvCamera || !AvCamera.supported()) { return; }  // the upload form stays as it is
 
   var FRAMES_PER_STEP = 3;
-  var SETTLE_MS = 1800;  // time to follow an instruction before its pictures are taken
-  var GAP_MS = 250;
+  var GRACE_MS = 1000;  // time to follow an instruction before its pictures are taken
+  var END_MARGIN_MS = 150;  // the last picture of a step comes this long before the next instruction
+  var DEFAULT_STEP_MS = 2600;  // a page without issued timing (kept for pages cached across a release)
   var FRAME_WIDTH = 640;
 
   var panel = root.querySelector("[data-camera]");
@@ -25,6 +30,11 @@
   var waitHint = panel.querySelector("[data-wait-for-document]");
   var documentReady = !documentInput;
   var capturing = false;
+  var timingField = root.querySelector("[data-timing]");
+  var durations = (timingField && timingField.value ? timingField.value.split(",") : []).map(Number);
+  var cameraLabel = "";
+  var started = 0;
+  var times = [];
 
   panel.hidden = false;
   fallback.open = false;
@@ -51,7 +61,9 @@
   onButton.addEventListener("click", function () {
     onButton.disabled = true;
     status.textContent = AvText("cameraStarting");
-    AvCamera.start(video, "user", 640, 480).then(function () {
+    AvCamera.start(video, "user", 640, 480).then(function (stream) {
+      var track = stream && stream.getVideoTracks ? stream.getVideoTracks()[0] : null;
+      cameraLabel = (track && track.label) || "";
       onButton.hidden = true;
       startButton.hidden = false;
       startButton.focus();
@@ -62,22 +74,51 @@
     });
   });
 
+  function duration(index) { return durations[index] > 0 ? durations[index] : DEFAULT_STEP_MS; }
+
+  function stepStart(index) {
+    var total = 0;
+    for (var i = 0; i < index; i += 1) { total += duration(i); }
+    return total;
+  }
+
+  // Waits until `ms` after Start, on the page's clock, whatever the capture before it took.
+  function until(ms) { return AvCamera.wait(Math.max(0, ms - (performance.now() - started))); }
+
   function captureStep(input, index) {
     var blobs = [];
-    instruction.textContent = input.getAttribute("data-instruction");
-    status.textContent = AvText("selfieStep", { step: index + 1, total: inputs.length });
-    var chain = AvCamera.wait(SETTLE_MS);
+    var start = stepStart(index);
+    var span = duration(index) - GRACE_MS - END_MARGIN_MS;
+    var chain = until(start).then(function () {
+      instruction.textContent = input.getAttribute("data-instruction");
+      status.textContent = AvText("selfieStep", { step: index + 1, total: inputs.length });
+    });
     for (var i = 0; i < FRAMES_PER_STEP; i += 1) {
-      chain = chain.then(function () { return AvCamera.capture(video, FRAME_WIDTH, 0.9); })
-                   .then(function (blob) { blobs.push(blob); return AvCamera.wait(GAP_MS); });
+      var at = start + GRACE_MS + Math.round(span * i / (FRAMES_PER_STEP - 1));
+      chain = chain.then(until.bind(null, at))
+                   .then(function () {
+                     times.push(Math.round(performance.now() - started));
+                     return AvCamera.capture(video, FRAME_WIDTH, 0.9);
+                   })
+                   .then(function (blob) { blobs.push(blob); });
     }
     return chain.then(function () { AvCamera.attach(input, blobs, input.name); });
+  }
+
+  function record() {
+    var field = form.querySelector("input[name=capture]") || document.createElement("input");
+    field.type = "hidden";
+    field.name = "capture";
+    field.value = JSON.stringify({ label: cameraLabel, times: times });
+    form.appendChild(field);
   }
 
   startButton.addEventListener("click", function () {
     if (!documentReady) { return; }
     capturing = true;
     startButton.disabled = true;
+    started = performance.now();
+    times = [];
     var chain = Promise.resolve();
     inputs.forEach(function (input, index) {
       chain = chain.then(function () { return captureStep(input, index); });
@@ -85,6 +126,7 @@
     chain.then(function () {
       instruction.textContent = AvText("selfieThanks");
       status.textContent = AvText("selfieSending");
+      record();
       AvCamera.stop(video);
       form.submit();
     }, function () {

@@ -11,9 +11,18 @@ from skimage import data
 
 from checks import liveness
 from checks.head_pose import head_yaw
-from checks.liveness import CHALLENGE_STEPS, challenge_new, check_liveness, frontal_frame, frontal_frames
+from checks.liveness import (
+    CHALLENGE_STEPS,
+    Capture,
+    challenge_durations,
+    challenge_new,
+    check_liveness,
+    frontal_frame,
+    frontal_frames,
+)
 from checks.results import Liveness, Retake
 from tests.support.faces import add_noise, astronaut_portrait, challenge_frames, encode, still_frames
+from tests.support.pad import page_times
 
 CHALLENGE = ["left", "center", "right", "center"]
 OTHER_ORDER = ["right", "center", "left", "center"]
@@ -74,7 +83,7 @@ def test_another_challenge_order_also_passes(other_order_frames):
 def test_the_same_still_frame_repeated_for_every_step_fails():
     result = check_liveness(still_frames(CHALLENGE), CHALLENGE)
 
-    assert result == Liveness(is_live=False, liveness_score=0.0)
+    assert result == Liveness(is_live=False, liveness_score=0.0, signals=("replay",))
 
 
 def test_head_turns_in_another_order_than_the_challenge_fail(other_order_frames):
@@ -174,3 +183,82 @@ def _labels_like(frames, challenge):
     """Labels of challenge laid over frames, the same number of frames per step."""
     per_step = len(frames) // len(challenge)
     return [(step, None) for step in challenge for _ in range(per_step)]
+
+
+# --- the capture record: the camera's label, the frame times the page saw, the issued step durations ---
+
+DURATIONS = (2600, 3400, 2400, 3000)
+
+
+def _capture(frames, *, label="Integrated Camera", times=None, durations=DURATIONS):
+    return Capture(label, tuple(times if times is not None else page_times(list(durations))), tuple(durations))
+
+
+def test_issued_step_durations_are_random_within_their_range():
+    drawn = {tuple(challenge_durations(CHALLENGE)) for _ in range(50)}
+
+    assert len(drawn) > 40
+    assert all(liveness.STEP_MS[0] <= ms <= liveness.STEP_MS[1] and ms % 100 == 0 for row in drawn for ms in row)
+
+
+def test_a_genuine_capture_that_follows_the_issued_timing_passes(live_frames):
+    result = check_liveness(live_frames, CHALLENGE, _capture(live_frames))
+
+    assert result.is_live and result.signals == ()
+
+
+@pytest.mark.parametrize("label", ["OBS Virtual Camera", "ManyCam Virtual Webcam", "Snap Camera", "XSplit VCam"])
+def test_a_virtual_camera_is_refused_and_named(live_frames, label):
+    result = check_liveness(live_frames, CHALLENGE, _capture(live_frames, label=label))
+
+    assert result == Liveness(is_live=False, liveness_score=0.0, signals=("virtualCamera",))
+
+
+def test_a_signal_flagged_only_is_reported_without_refusing(live_frames):
+    capture = _capture(live_frames, label="OBS Virtual Camera")
+
+    result = check_liveness(live_frames, CHALLENGE, capture, flag_only=frozenset({"virtualCamera"}))
+
+    assert result.is_live and result.signals == ("virtualCamera",)
+
+
+def test_frames_outside_their_steps_issued_window_are_refused(live_frames):
+    # The same frames, taken as if every step lasted 2 s: the last steps' frames fall outside their windows.
+    early = page_times([2000] * 4)
+
+    result = check_liveness(live_frames, CHALLENGE, _capture(live_frames, times=early))
+
+    assert not result.is_live and result.signals == ("timing",)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: [t[0], *[x - 2000 for x in t[1:]]],  # time goes backwards
+        lambda t: [t[0] + i * 30 for i in range(len(t))],  # 33 frames a second: not the page's pace
+        lambda t: t[:-1],  # a frame without a time
+    ],
+)
+def test_implausible_frame_times_are_refused(live_frames, change):
+    result = check_liveness(live_frames, CHALLENGE, _capture(live_frames, times=change(page_times(list(DURATIONS)))))
+
+    assert not result.is_live and "timing" in result.signals
+
+
+def test_a_frame_repeated_later_in_the_session_is_a_replay(live_frames):
+    replayed = list(live_frames)
+    replayed[-1] = ("center", live_frames[4][1])  # step 2's centre frame again at the end
+
+    result = check_liveness(replayed, CHALLENGE, _capture(replayed))
+
+    assert not result.is_live and "replay" in result.signals
+
+
+def test_a_turn_step_must_hold_its_pose_in_every_frame_under_timing(live_frames):
+    # The first "left" frame shows the face still frontal: fine without a capture record (best frame
+    # counts), refused with one (frames come after the grace time, the head should be turned by then).
+    frontal = challenge_frames(["center"], frames_per_step=1, seed=99)[0][1]
+    late = [("left", frontal), *live_frames[1:]]
+
+    assert check_liveness(late, CHALLENGE).is_live
+    assert check_liveness(late, CHALLENGE, _capture(late)).signals == ("timing",)

@@ -130,3 +130,15 @@ def test_session_pages_are_read_only(dashboard, onboarded):
     assert dashboard.post("/dashboard/sessions/").status_code == 405
     for path in ("add/", f"{session.id}/change/", f"{session.id}/delete/", f"{session.id}/history/"):
         assert dashboard.get(f"/dashboard/sessions/{path}").status_code == 404
+
+
+def test_the_detail_page_shows_the_liveness_signals_that_fired(dashboard, onboarded):
+    from sessions_api.models import LivenessResult
+
+    session = finished_session(onboarded.tenant, status="denied")
+    LivenessResult.objects.filter(session=session).update(signals=["virtualCamera", "timing"])
+
+    page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
+
+    signals = page.split('data-field="signals">', 1)[1].split("</dd>", 1)[0]
+    assert re.findall(r">(\w+)</span>", signals) == ["virtualCamera", "timing"]

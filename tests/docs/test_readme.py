@@ -62,6 +62,10 @@ NOT_RUN = {
     "gunicorn ageverify.wsgi": "production processes: tests/test_deploy.py checks the units that run them",
     "sudo cp deploy/": "installs systemd units as root",
     ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
+    ".venv/bin/python bench/pad.py": "a benchmark run by hand (minutes of face analysis); "
+    "tests/sessions_api/test_evaluate_pad.py runs the same evaluation on a small capture set",
+    ".venv/bin/python manage.py evaluate_pad": "needs a capture set (DIR); tests/sessions_api/test_evaluate_pad.py "
+    "runs the command on one",
     "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "
     "tests/flow/test_languages.py runs its --check",
     "<!-- Content-Security-Policy": "a partner's page: tests/e2e/test_sdk.py loads the SDK so in Chromium",

@@ -6,6 +6,7 @@ worker on the real Redis broker, with synthetic faces and documents from tests/s
 
 import base64
 import datetime
+import json
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from tests.support.flow import (
     post_document_with_head_turns,
     post_selfie,
 )
+from tests.support.pad import page_times
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
@@ -258,3 +260,39 @@ def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, ce
 
     assert (session.status, session.document_attempts) == ("requires_doc", 1)
     assert "dates printed on your document do not match" in visitor.client.get("/flow/document").content.decode()
+
+
+def _selfie_with_capture_record(visitor, *, label: str) -> None:
+    """The selfie page's form as the camera page sends it: the frames and its capture record."""
+    visitor.client.get("/flow/selfie")
+    session = visitor.session
+    challenge = session.liveness_challenge
+    frames = challenge_frames(challenge)
+    form = {
+        "challenge": ",".join(challenge),
+        "capture": json.dumps({"label": label, "times": page_times(session.liveness_timing)}),
+    }
+    for index, step in enumerate(challenge):
+        form[f"frame_{index}_{step}"] = [
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg")
+            for n, (_, data) in enumerate(frames[index * 3 : (index + 1) * 3])
+        ]
+    assert visitor.client.post("/flow/selfie", form).status_code == 303
+
+
+def test_a_virtual_camera_is_refused_unless_the_tenant_only_flags_it(api, onboarded, celery_worker, age_policy_file):
+    age_policy_file({10: 12.0})
+    refused = open_flow(api, age_limit=10)
+    _selfie_with_capture_record(refused, label="OBS Virtual Camera")
+    session = analysed(refused)
+    assert (session.status, session.selfie_attempts) == ("initiated", 1)  # not live: try again
+    assert "live person" in SessionEvent.objects.filter(session=session).last().message
+
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(liveness_flag_only=["virtualCamera"])
+    flagged = open_flow(api, age_limit=10)
+    _selfie_with_capture_record(flagged, label="OBS Virtual Camera")
+    analysed(flagged)
+
+    body = api.get(f"/v1/sessions/{flagged.session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
+    assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == ["virtualCamera"]

@@ -50,7 +50,7 @@ def test_estimate_exactly_at_the_threshold_is_approved_with_the_calibrated_confi
 
     assert (decision.to_status, decision.reason) == ("approved", "age_estimation")
     assert decision.results.age_estimation == {"estimated_age": 24.0, "age_confidence": pytest.approx(0.8808, abs=1e-4)}
-    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.93}
+    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.93, "signals": []}
     assert not decision.is_retake
 
 
@@ -124,7 +124,7 @@ def test_third_failed_liveness_attempt_denies_as_liveness_failed_and_stores_the_
     decision = selfie(NOT_LIVE, None, attempts_so_far=2)
 
     assert (decision.to_status, decision.reason) == ("denied", "liveness_failed")
-    assert decision.results.liveness == {"is_live": False, "liveness_score": 0.21}
+    assert decision.results.liveness == {"is_live": False, "liveness_score": 0.21, "signals": []}
     assert not decision.is_retake
 
 
@@ -236,7 +236,7 @@ def test_under_the_presence_policy_a_matching_live_face_approves_and_both_checks
     decision = with_presence(passport(datetime.date(1990, 5, 1)))
 
     assert (decision.to_status, decision.reason) == ("approved", "document")
-    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.8}
+    assert decision.results.liveness == {"is_live": True, "liveness_score": 0.8, "signals": []}
     assert decision.results.document["liveness_checked"] is True
     assert (decision.results.document["holder_match_score"], decision.results.document["holder_match_passed"]) == (
         0.7,

@@ -184,7 +184,7 @@ def test_the_spec_types_of_the_result_fields_are_documented(schema):
 
     assert types == {
         "ageEstimation": {"ageLimit": "integer", "estimatedAge": "number", "ageConfidence": "number"},
-        "liveness": {"isLive": "boolean", "livenessScore": "number"},
+        "liveness": {"isLive": "boolean", "livenessScore": "number", "signals": "array"},
         "validateDoc": {
             "trueAge": "integer",
             "birthdate": "string",

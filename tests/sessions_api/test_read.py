@@ -84,7 +84,7 @@ def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
 
     assert midway["session"]["status"] == "requires_doc"
     assert midway["ageEstimation"] == {"ageLimit": 18, "estimatedAge": 19.5, "ageConfidence": 0.812}
-    assert midway["liveness"] == {"isLive": True, "livenessScore": 0.973}
+    assert midway["liveness"] == {"isLive": True, "livenessScore": 0.973, "signals": []}
     assert midway["validateDoc"] is None
 
     session_transition(session_id=session_id, to="processing", cause="document submitted")
@@ -117,6 +117,22 @@ def test_results_appear_in_the_spec_shapes_once_the_checks_produced_them(api):
     assert isinstance(final["ageEstimation"]["ageLimit"], int)
     assert isinstance(final["validateDoc"]["trueAge"], int)
     assert isinstance(final["liveness"]["isLive"], bool)
+
+
+def test_a_capture_refused_as_an_attack_shows_the_signals_that_fired(api):
+    session_id = api.create_session()["sessionId"]
+    session_transition(session_id=session_id, to="processing", cause="selfie submitted")
+    session_transition(
+        session_id=session_id,
+        to="denied",
+        reason="liveness_failed",
+        cause="liveness failed",
+        results=Results(liveness={"is_live": False, "liveness_score": 0.0, "signals": ["virtualCamera", "replay"]}),
+    )
+
+    body = api.get(f"/v1/sessions/{session_id}").json()
+
+    assert body["liveness"] == {"isLive": False, "livenessScore": 0.0, "signals": ["virtualCamera", "replay"]}
 
 
 def test_a_denied_session_shows_its_reason(api):

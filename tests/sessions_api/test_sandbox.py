@@ -45,7 +45,7 @@ def test_approving_a_fresh_session_walks_initiated_processing_approved_with_plau
         "estimatedAge": 30.0,
         "ageConfidence": calibrated_confidence(18, 30.0),
     }
-    assert body["liveness"] == {"isLive": True, "livenessScore": 0.97}
+    assert body["liveness"] == {"isLive": True, "livenessScore": 0.97, "signals": []}
     assert body["validateDoc"] is None
     assert history(session_id) == [("initiated", "processing"), ("processing", "approved")]
 
@@ -115,7 +115,7 @@ def test_denying_at_the_selfie_step_is_liveness_failed(sandbox_api):
     body = advance(sandbox_api, session_id, "denied").json()
 
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "liveness_failed")
-    assert body["liveness"] == {"isLive": False, "livenessScore": 0.12}
+    assert body["liveness"] == {"isLive": False, "livenessScore": 0.12, "signals": []}
     assert body["ageEstimation"] is None
 
 

@@ -70,6 +70,19 @@ def _answers_match_the_openapi_document(monkeypatch):
 
 
 @pytest.fixture
+def operator(db):
+    """A signed-in operator (superuser) of the /admin/ site: a test client of its own."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    # No password: force_login needs none, and hashing one costs most of a test's time.
+    user = get_user_model().objects.create(username="operator", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def onboarded(db):
     """A tenant made by the onboarding service: `.tenant`, `.live_key`, `.test_key`."""
     return tenant_create(name="Acme Games", webhooks_enabled=True)

@@ -2,7 +2,6 @@
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth import get_user_model
 
 from dashboard.models import AuditLogEntry
 from dashboard.services import Actor, dashboard_webhook_secret_rotate
@@ -11,13 +10,6 @@ from tenants.models import Tenant
 from tenants.selectors import webhook_signing_secrets
 from tests.factories import delivery_with_attempt
 from webhooks.models import WebhookDelivery
-
-
-@pytest.fixture
-def operator(client, db):
-    user = get_user_model().objects.create_superuser("operator", "ops@ageverify.test", "correct horse battery staple")
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.parametrize(

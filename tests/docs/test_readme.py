@@ -23,6 +23,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from sessions_api.models import VerificationSession
 from sessions_api.sandbox import sandbox_advance
 from tests.factories import finished_session
+from tests.support.database import current_database_url
 from tests.support.readme import (
     REPO,
     answer_mismatches,
@@ -33,7 +34,6 @@ from tests.support.readme import (
     run_curl,
 )
 from tests.support.waiting import wait_until
-from tests.support.web_server import _database_url
 from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 
@@ -152,7 +152,12 @@ def demo(settings, tmp_path, transactional_db):
 @pytest.fixture
 def shell_env(tmp_path):
     """The environment the documented commands run in: the test database and Redis, a private var/ directory."""
-    return {**os.environ, "DATABASE_URL": _database_url(), "AGEVERIFY_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "DATABASE_URL": current_database_url(),
+        "AGEVERIFY_VAR_DIR": str(tmp_path),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def as_here(command: str, base_url: str, session_id: str | None = None) -> str:
@@ -202,7 +207,7 @@ def test_the_onboarding_commands_work_as_printed(live_server, shell_env, tmp_pat
     env_file = tmp_path / "env"  # what deploy/env.example asks for, pointing at the test's services
     env_file.write_text(
         f"SECRET_KEY=docs-test-secret\nFLOW_SIGNING_KEY=docs-test-flow-key\n"
-        f"DATABASE_URL={_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n"
+        f"DATABASE_URL={current_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n"
     )
     production = in_production.command.replace("sudo -u ageverify ", "").replace("/etc/ageverify/env", str(env_file))
     production_env = {name: value for name, value in shell_env.items() if name != "DEBUG"}

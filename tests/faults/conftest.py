@@ -2,9 +2,10 @@
 
 import pytest
 
+from tests.support.database import current_database_url
 from tests.support.receiver import WebhookReceiver, make_tls_files
 
-from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, WebServer, test_database_url
+from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, WebServer
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def start_worker(transactional_db, fault_tls, tmp_path):
         worker = CeleryWorker(
             queue=queue,
             broker_url=broker_url,
-            database_url=database_url or test_database_url(),
+            database_url=database_url or current_database_url(),
             log_dir=tmp_path,
             **options,
         )
@@ -76,7 +77,7 @@ def start_web(transactional_db, tmp_path):
     servers = []
 
     def start(redis_url: str, **options) -> WebServer:
-        server = WebServer(redis_url=redis_url, database_url=test_database_url(), log_dir=tmp_path, **options)
+        server = WebServer(redis_url=redis_url, database_url=current_database_url(), log_dir=tmp_path, **options)
         servers.append(server)
         return server
 

@@ -194,12 +194,6 @@ class PrivatePostgres:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def test_database_url() -> str:
-    """The URL of the database this test process uses (pytest-django's test database)."""
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
 class CeleryWorker:
     """`celery -A ageverify worker` for one queue, in its own process, pointed at the given broker and database."""
 

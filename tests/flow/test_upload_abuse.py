@@ -9,15 +9,6 @@ from tests.support.uploads import jpeg, post_document, selfie_form, upload
 from webhooks.models import WebhookDelivery
 
 
-@pytest.fixture
-def document_visitor(live_visitor):
-    from sessions_api.state_machine import session_transition
-
-    for status in ("processing", "requires_doc"):
-        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
-    return live_visitor
-
-
 def post_without_frames(visitor):
     """A selfie post with the page's challenge and no picture: refused (400) after the body is read."""
     visitor.client.get("/flow/selfie")

@@ -1,16 +1,7 @@
 """Selfie and document uploads: capped, sniffed, bombs refused, kept off disk, and only then sent to analysis."""
 
-import pytest
-
 from sessions_api.state_machine import session_transition
 from tests.support.uploads import jpeg, png_bomb, post_document, selfie_form
-
-
-@pytest.fixture
-def document_visitor(live_visitor):
-    for status in ("processing", "requires_doc"):
-        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
-    return live_visitor
 
 
 def assert_refused(visitor, response, status: int, message: str, session_status: str):

@@ -12,7 +12,10 @@ from django.db import connection
 from sessions_api.models import VerificationSession
 from tests.support.api_client import ApiClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The WAL positions are the server's, which every other backend moves too: the reading is taken at
+# once after the 201, without the OpenAPI check of the answer in between (POST /v1/sessions's answers
+# are checked in every other test).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.without_openapi_check]
 
 CREATIONS = 10
 

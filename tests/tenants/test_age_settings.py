@@ -9,13 +9,6 @@ from tenants.models import Tenant
 from tests.dashboard.test_operators_admin import TENANT_ADD_FORM
 
 
-@pytest.fixture
-def operator(client, db):
-    user = get_user_model().objects.create_superuser("operator", "ops@ageverify.test", "correct horse battery staple")
-    client.force_login(user)
-    return client
-
-
 def add_tenant(operator, **age_settings):
     return operator.post("/admin/tenants/tenant/add/", {**TENANT_ADD_FORM, **age_settings})
 

@@ -8,13 +8,13 @@ from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
-from django.db import connection
 from django.utils import timezone
 
 from sessions_api.api import rate_limit
 from sessions_api.models import new_session_id
 from tenants.models import ApiKey
 from tenants.services import api_key_revoke
+from tests.support.database import current_database_url
 
 BODY = {"subject": "user-42", "age_limit": 18}
 REPO = Path(__file__).resolve().parents[2]
@@ -47,11 +47,7 @@ def test_a_cached_key_is_authenticated_without_a_key_query(api, django_assert_nu
 def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transactional_db, onboarded, api):
     session_id = _warm(api)
     key_id = ApiKey.objects.get(tenant=onboarded.tenant, mode="live").pk
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-    }
+    env = {**os.environ, "DATABASE_URL": current_database_url()}
     script = (
         "import django; django.setup(); from tenants.models import ApiKey; "
         "from tenants.services import api_key_revoke; "

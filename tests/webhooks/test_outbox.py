@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection, connections
+from django.db import connections
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from ageverify.celery import app
 from sessions_api.state_machine import session_cancel
+from tests.support.database import current_database_url
 from tests.support.outages import broker_unreachable
 from tests.support.receiver import Reply
 from tests.support.waiting import wait_until
@@ -111,12 +112,6 @@ def test_the_sweep_queues_a_due_delivery_once_per_requeue_window_and_never_a_del
     assert webhook_deliveries_sweep() == 0
 
 
-def _test_database_url() -> str:
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_id(
     transactional_db, api, onboarded, receiver, tls_files
 ):
@@ -124,7 +119,7 @@ def test_a_worker_killed_mid_send_leads_to_one_redelivery_with_the_same_webhook_
     receiver.script(Reply(hold=hold))
     env = {
         **os.environ,
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": current_database_url(),
         "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
         "WEBHOOK_CA_BUNDLE": str(tls_files.ca_bundle),
         "WEBHOOK_SEND_LEASE_SECONDS": "2",

@@ -4,7 +4,6 @@ import re
 import threading
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connections
 
 from tenants.models import Tenant
@@ -25,13 +24,6 @@ def failed_delivery(api, receiver, settings):
     delivery.refresh_from_db()
     assert delivery.status == "failed"
     return delivery
-
-
-@pytest.fixture
-def operator_client(client, db):
-    user = get_user_model().objects.create_superuser("operator", "op@example.com", "correct horse battery staple")
-    client.force_login(user)
-    return client
 
 
 def test_resending_a_failed_delivery_sends_the_same_event_again_and_numbers_attempts_on(failed_delivery, receiver):
@@ -69,11 +61,11 @@ def test_resending_a_delivered_delivery_sends_it_once_more(api, receiver):
     assert WebhookDelivery.objects.get(pk=delivery.pk).attempt_count == 2
 
 
-def test_the_admin_lists_deliveries_and_shows_each_attempt(failed_delivery, operator_client):
-    listing = operator_client.get("/admin/webhooks/webhookdelivery/")
+def test_the_admin_lists_deliveries_and_shows_each_attempt(failed_delivery, operator):
+    listing = operator.get("/admin/webhooks/webhookdelivery/")
     assert listing.status_code == 200 and failed_delivery.pk in listing.content.decode()
 
-    page = operator_client.get(f"/admin/webhooks/webhookdelivery/{failed_delivery.pk}/change/")
+    page = operator.get(f"/admin/webhooks/webhookdelivery/{failed_delivery.pk}/change/")
     html = re.sub(r"\s+", "", page.content.decode())
     assert page.status_code == 200
     assert "Webhookattempts" in html
@@ -83,8 +75,8 @@ def test_the_admin_lists_deliveries_and_shows_each_attempt(failed_delivery, oper
     assert f'<tdclass="field-attempted"><p>{attempted}' in html
 
 
-def test_the_admin_resend_action_queues_the_delivery_again(failed_delivery, operator_client, receiver):
-    response = operator_client.post(
+def test_the_admin_resend_action_queues_the_delivery_again(failed_delivery, operator, receiver):
+    response = operator.post(
         "/admin/webhooks/webhookdelivery/",
         {"action": "resend", "_selected_action": [failed_delivery.pk]},
         follow=True,
@@ -96,13 +88,11 @@ def test_the_admin_resend_action_queues_the_delivery_again(failed_delivery, oper
     assert failed_delivery.status == "pending" and failed_delivery.cycle_first_attempt == 2
 
 
-def test_the_operator_switch_enables_webhooks_for_a_tenant(operator_client, onboarded, api, receiver):
+def test_the_operator_switch_enables_webhooks_for_a_tenant(operator, onboarded, api, receiver):
     Tenant.objects.filter(pk=onboarded.tenant.pk).update(webhooks_enabled=False)
     before = finalize_with_webhook(api, receiver.url())
 
-    operator_client.post(
-        "/admin/tenants/tenant/", {"action": "enable_webhooks", "_selected_action": [onboarded.tenant.pk]}
-    )
+    operator.post("/admin/tenants/tenant/", {"action": "enable_webhooks", "_selected_action": [onboarded.tenant.pk]})
     after = finalize_with_webhook(api, receiver.url())
 
     assert Tenant.objects.get(pk=onboarded.tenant.pk).webhooks_enabled
@@ -116,21 +106,21 @@ def _attempt_now(delivery):
 
 
 def test_switching_webhooks_off_stops_retries_already_in_the_outbox_until_it_is_back_on(
-    operator_client, onboarded, api, receiver
+    operator, onboarded, api, receiver
 ):
     receiver.script(Reply(status=500))
     delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
     webhook_delivery_attempt(delivery_id=delivery.id)
     switch = {"_selected_action": [onboarded.tenant.pk]}
 
-    operator_client.post("/admin/tenants/tenant/", {"action": "disable_webhooks", **switch})
+    operator.post("/admin/tenants/tenant/", {"action": "disable_webhooks", **switch})
     _attempt_now(delivery)
 
     assert len(receiver.received) == 1
     assert delivery.attempts.get(number=2).error == DISABLED_ERROR
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == "pending"
 
-    operator_client.post("/admin/tenants/tenant/", {"action": "enable_webhooks", **switch})
+    operator.post("/admin/tenants/tenant/", {"action": "enable_webhooks", **switch})
     _attempt_now(delivery)
 
     assert len(receiver.received) == 2
@@ -138,7 +128,7 @@ def test_switching_webhooks_off_stops_retries_already_in_the_outbox_until_it_is_
 
 
 def test_a_failure_of_an_attempt_made_before_a_resend_leaves_the_resent_delivery_as_the_resend_left_it(
-    api, receiver, settings, operator_client, transactional_db
+    api, receiver, settings, operator, transactional_db
 ):
     # An attempt whose lease ran out while its receiver was slow; the operator re-sends; then the slow
     # attempt's failure comes in: the re-send's fresh schedule stands, the old failure only logs.
@@ -156,7 +146,7 @@ def test_a_failure_of_an_attempt_made_before_a_resend_leaves_the_resent_delivery
     attempt = threading.Thread(target=slow_attempt)
     attempt.start()
     receiver.wait_for(1)
-    operator_client.post("/admin/webhooks/webhookdelivery/", {"action": "resend", "_selected_action": [delivery.pk]})
+    operator.post("/admin/webhooks/webhookdelivery/", {"action": "resend", "_selected_action": [delivery.pk]})
     resent = WebhookDelivery.objects.get(pk=delivery.pk)
     assert (resent.status, resent.cycle_first_attempt) == ("pending", 2)
 

@@ -98,9 +98,10 @@ def _steps(text: str) -> list[Step]:
     return steps
 
 
-def readme_blocks() -> list[Block]:
+def readme_blocks(path: Path = README) -> list[Block]:
+    """The fenced `sh` blocks of the README (or of another Markdown page, docs/containers.md for one)."""
     blocks, heading = [], ""
-    lines = README.read_text().splitlines()
+    lines = path.read_text().splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]

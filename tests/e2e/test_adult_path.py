@@ -48,15 +48,14 @@ def counted_page(browser):
     page.context.close()
 
 
-@functools.lru_cache(maxsize=1)
-def capture_seconds_per_step() -> float:
-    """The page time one head-turn instruction takes: time to follow it, then its pictures (static/flow/selfie.js)."""
-    source = SELFIE_JS.read_text()
-
-    def constant(name: str) -> int:
-        return int(re.search(rf"var {name} = (\d+);", source).group(1))
-
-    return (constant("SETTLE_MS") + constant("FRAMES_PER_STEP") * constant("GAP_MS")) / 1000
+def capture_seconds(page, steps: int) -> float:
+    """The page time the head turns take: the step durations the server issued (static/flow/selfie.js)."""
+    issued = page.locator("[data-timing]").first.input_value() if page.locator("[data-timing]").count() else ""
+    durations = [int(ms) for ms in issued.split(",") if ms]
+    if not durations:  # a page without issued timing follows selfie.js's default step
+        default = int(re.search(r"var DEFAULT_STEP_MS = (\d+);", SELFIE_JS.read_text()).group(1))
+        durations = [default] * steps
+    return sum(durations[:steps]) / 1000
 
 
 @dataclass
@@ -99,9 +98,10 @@ def _load_camera(page, preview: str, challenge: list[str] | None, *, turning: bo
 
 def _head_turns(page, walk: Walk, *, path: str, camera_button: str) -> None:
     challenge = page.locator("input[name=challenge]").input_value().split(",")
+    seconds = capture_seconds(page, len(challenge))
     take_selfie(page, scripted=True, path=path, camera_button=camera_button)
     walk.head_turn_captures += 1
-    walk.capture_seconds += len(challenge) * capture_seconds_per_step()
+    walk.capture_seconds += seconds
 
 
 def _photograph_document(page, photo: dict) -> None:

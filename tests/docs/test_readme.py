@@ -55,6 +55,15 @@ RUN = {
     ".venv/bin/mkdocs build --strict": "test_the_site_builds_strictly_as_printed",
 }
 NOT_RUN = {
+    # docs/containers.md: tests/containers/stack.py reads and runs the compose commands of that page as printed.
+    "docker build -t localhost/ageverify": "tests/containers (marker containers) builds the image with podman",
+    'eval "$(sudo scripts/containers-host)"': "prepares podman as root: tests/containers runs scripts/containers-host",
+    "cp deploy/compose.env.example .env": "tests/containers writes the env file from deploy/compose.env.example",
+    "podman-compose down": "tests/containers/stack.py runs this page's compose commands",
+    "export COMPOSE_FILE=compose.yaml:compose.scale.yaml": "tests/containers runs the scale-out file",
+    "git pull": "an operator's upgrade of a running stack",
+    "podman-compose exec -T postgres pg_dump": "a backup of a running stack's database",
+    "podman-compose exec -T postgres pg_restore": "a restore into a running stack's database",
     "scripts/demo": (
         "serves until stopped; its keys: tests/tenants/test_demo_seed.py, its trust bundle: the recipe test; "
         "scripts/test is what runs this test"

@@ -152,7 +152,14 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     first_text = json.dumps(first_read) + first_hook.body.decode()
     for linking in (second["sessionId"], "customer-77"):
         assert linking not in first_text
-    assert set(json.loads(second_hook.body)["data"]) == {"sessionId", "subject", "status", "ageLimit", "mode"}
+    assert set(json.loads(second_hook.body)["data"]) == {
+        "sessionId",
+        "subject",
+        "status",
+        "ageLimit",
+        "mode",
+        "metadata",
+    }
     assert second_hook.headers["webhook-id"] != first_hook.headers["webhook-id"]
 
     # 4. A pass proved at 19 does not approve a limit-21 session: refused, the reason shown, the flow open.

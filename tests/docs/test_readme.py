@@ -56,7 +56,7 @@ RUN = {
 }
 NOT_RUN = {
     # docs/containers.md: tests/containers/stack.py reads and runs the compose commands of that page as printed.
-    "docker build -t localhost/ageverify": "tests/containers (marker containers) builds the image with podman",
+    "docker build": "tests/containers (marker containers) builds the image with podman",
     'eval "$(sudo scripts/containers-host)"': "prepares podman as root: tests/containers runs scripts/containers-host",
     "cp deploy/compose.env.example .env": "tests/containers writes the env file from deploy/compose.env.example",
     "podman-compose down": "tests/containers/stack.py runs this page's compose commands",

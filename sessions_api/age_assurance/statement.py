@@ -65,6 +65,45 @@ def face_match_section(*, card: dict[str, str], lines: list[str], command: str) 
     ]
 
 
+README_START = "<!-- face-path: written by manage.py age_statement from the policy in force -->"
+README_END = "<!-- /face-path -->"
+
+
+def readme_face_path_lines(policy: dict) -> list[str]:
+    """The README's short table of the face path per age limit, from the policy file's held-out evidence."""
+    sets = list(policy["data"]["sets"])
+    lines = [
+        README_START,
+        f"What a selfie alone decides at each age limit, under policy `{policy['version']}`, measured on the "
+        "held-out half of the research faces (never seen in training or calibration): minors just under the "
+        "limit and children approved, and adults sent on to a document "
+        "([docs/age-assurance.md](docs/age-assurance.md) has the bounds and the rest).",
+        "",
+        "| age limit | face path | aged limit-5..limit-1 approved | children 6..limit-6 approved | adults "
+        "max(25, limit+7)..40 to a document | " + " | ".join(f"of them, {name}" for name in sets) + " |",
+        "|---|---|---|---|---|" + "---|" * len(sets),
+    ]
+
+    def pct(share: dict) -> str:
+        return "n/a" if not share["of"] else f"{100 * share['share']:.1f} % ({share['count']}/{share['of']})"
+
+    for limit, entry in policy["limits"].items():
+        out = entry["held_out_half"]
+        state = "off" if entry["threshold"] is None else "on"
+        by_set = [pct(out["by_set"][name]["adults_to_document"]) if name in out["by_set"] else "n/a" for name in sets]
+        lines.append(
+            f"| {limit} | {state} | {pct(out['near_approved'])} | {pct(out['younger_approved'])} | "
+            f"{pct(out['adults_to_document'])} | " + " | ".join(by_set) + " |"
+        )
+    return [*lines, README_END]
+
+
+def readme_with_face_path(readme: str, policy: dict) -> str:
+    """The README with its face-path block replaced by the one the policy gives."""
+    start, end = readme.index(README_START), readme.index(README_END) + len(README_END)
+    return readme[:start] + "\n".join(readme_face_path_lines(policy)) + readme[end:]
+
+
 def statement_markdown(
     *,
     policy: dict,

@@ -16,7 +16,7 @@ from sessions_api.age_assurance.evaluation import DEFAULT_LIMITS, evaluate, summ
 from sessions_api.age_assurance.label_audit import audited_errors, kinds_count
 from sessions_api.age_assurance.labels import LabelsInvalid, labelled_folder
 from sessions_api.age_assurance.policy import age_policy
-from sessions_api.age_assurance.statement import face_match_section, statement_markdown
+from sessions_api.age_assurance.statement import face_match_section, readme_with_face_path, statement_markdown
 
 DEFAULT_OUTPUT = Path(settings.BASE_DIR) / "docs" / "age-assurance.md"
 
@@ -79,6 +79,9 @@ class Command(BaseCommand):
         output = Path(output)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
+        if output.resolve() == DEFAULT_OUTPUT.resolve():  # the published statement: the README's table too
+            readme = Path(settings.BASE_DIR) / "README.md"
+            readme.write_text(readme_with_face_path(readme.read_text(encoding="utf-8"), policy.document))
         self.stdout.write(f"wrote {output} (policy {policy.version}, {reports['all'].images} held-out images)")
         if policy.network != age_network_card()["name"]:
             sys.stderr.write("warning: the policy was calibrated for other readers; recalibrate first\n")

@@ -150,8 +150,9 @@ def test_an_analysis_over_its_time_limit_ends_as_a_retake_and_the_worker_goes_on
     api, private_redis, start_worker, face_path_on, settings
 ):
     # Issue 28: one crafted upload held the analysis worker for seconds of CPU. Here the limit is cut to
-    # half a second, which the first analysis of a process (it loads the models first) always exceeds.
-    settings.ANALYSIS_SOFT_TIME_LIMIT = 0.5
+    # a tenth of a second, which the first analysis of a process (it loads the models first) always exceeds;
+    # at half a second a warm page cache let the model load finish in 0.4996 s once.
+    settings.ANALYSIS_SOFT_TIME_LIMIT = 0.1
     worker = start_worker("analysis", private_redis.url)
     visitor = open_flow(api)
 

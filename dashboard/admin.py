@@ -15,6 +15,7 @@ from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
+from . import roles
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
 from .selectors import deliveries_for_session
@@ -159,6 +160,8 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         """POST only, with the confirmation box ticked: the API's redaction, audited with the signed-in user."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
+        if not roles.may(request, roles.ACCOUNT):
+            return roles.refused(request, self.admin_site, roles.ACCOUNT)
         try:
             session = session_get(session_id=object_id, tenant=current_tenant(request))
         except SessionNotFound:
@@ -267,6 +270,10 @@ _DETAIL_LABELS = {
     "original": "Message",
     "url": "URL",
     "previous_address": "Previous address",
+    "role": "Role",
+    "previous_role": "Previous role",
+    "invited_as": "Invited as",
+    "valid_until": "Link valid until",
 }
 
 

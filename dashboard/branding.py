@@ -7,9 +7,11 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
-from tenants.branding import LOGO_MAX_BYTES, MIN_CONTRAST, tenant_branding_form_values, tenant_branding_update
+from tenants.branding import LOGO_MAX_BYTES, MIN_CONTRAST, tenant_branding_form_values
 
+from .services import dashboard_branding_update
 from .tenancy import current_tenant
+from .views import actor_from
 
 
 class BrandingForm(forms.Form):
@@ -87,8 +89,9 @@ def branding_page(request, site):
         )
         return _page(request, site, form, stored, status=400)
     try:
-        tenant_branding_update(
+        dashboard_branding_update(
             tenant=tenant,
+            actor=actor_from(request),
             display_name=form.cleaned_data["display_name"],
             accent_color=form.cleaned_data["accent_color"],
             privacy_notice_url=form.cleaned_data["privacy_notice_url"],

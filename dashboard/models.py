@@ -1,4 +1,4 @@
-"""The audit log: who did what to a tenant's keys, secrets and webhooks, and when."""
+"""The audit log: who did what to a tenant's keys, secrets, webhooks, team and branding, and when."""
 
 from django.conf import settings
 from django.db import models
@@ -21,6 +21,12 @@ class AuditLogEntry(models.Model):
         PUBLISHABLE_KEY_GENERATED = "publishable_key.generated", "Publishable key generated"
         PUBLISHABLE_KEY_CHANGED = "publishable_key.changed", "Publishable key settings changed"
         PUBLISHABLE_KEY_REVOKED = "publishable_key.revoked", "Publishable key revoked"
+        MEMBER_INVITED = "member.invited", "Member invited"
+        INVITATION_REVOKED = "invitation.revoked", "Invitation withdrawn"
+        MEMBER_JOINED = "member.joined", "Invitation accepted"
+        MEMBER_ROLE_CHANGED = "member.role_changed", "Member's role changed"
+        MEMBER_REMOVED = "member.removed", "Member removed"
+        BRANDING_CHANGED = "branding.changed", "Branding changed"
 
     # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")

@@ -1,11 +1,33 @@
 """The dashboard's actions: each one wraps a tenants/webhooks service and writes its audit entry in one transaction."""
 
+import json
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
-from tenants.models import ApiKey, PublishableKey, Tenant, WebhookSecretFields
+from sessions_api.api.webhook_schema import event_example
+from sessions_api.state_machine import OPTIONAL_EVENTS
+from sessions_api.timestamps import iso_ms
+from tenants.branding import tenant_branding_form_values, tenant_branding_update
+from tenants.members import (
+    IssuedInvitation,
+    invitation_accept,
+    invitation_create,
+    invitation_revoke,
+    membership_remove,
+    membership_role_change,
+)
+from tenants.models import (
+    ApiKey,
+    Invitation,
+    Membership,
+    PublishableKey,
+    Tenant,
+    TenantBranding,
+    WebhookSecretFields,
+)
 from tenants.services import (
     GeneratedKey,
     api_key_generate,
@@ -221,10 +243,20 @@ def dashboard_webhook_events_set(*, tenant: Tenant, actor: Actor, mode: str, eve
 
 
 @transaction.atomic
-def dashboard_webhook_test_send(*, tenant: Tenant, actor: Actor, mode: str, url: str) -> WebhookDelivery:
-    from webhooks.services import webhook_test_send
+def dashboard_webhook_test_send(
+    *, tenant: Tenant, actor: Actor, mode: str, url: str, event: str = "webhook.test"
+) -> WebhookDelivery:
+    """Send `webhook.test`, or the documented example of an opt-in event (SAMPLE_EVENTS), now and for `mode`."""
+    from webhooks.services import TEST_EVENT, webhook_test_send
 
-    delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
+    if event == TEST_EVENT:
+        delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
+    elif event in OPTIONAL_EVENTS:
+        sample = event_example(event, mode=mode, timestamp=iso_ms(timezone.now()))
+        payload = json.dumps(sample, separators=(",", ":"), ensure_ascii=False).encode()
+        delivery = webhook_test_send(tenant=tenant, mode=mode, url=url, event_type=event, payload=payload)
+    else:
+        raise ValidationError(f"{event!r} cannot be sent as a test event.")
     audit_record(
         tenant=tenant,
         actor=actor,
@@ -289,3 +321,123 @@ def dashboard_publishable_key_revoke(*, tenant: Tenant, actor: Actor, key: Publi
     if was_active:
         _publishable_key_audit(tenant, actor, AuditLogEntry.Action.PUBLISHABLE_KEY_REVOKED, key)
     return key
+
+
+# --- The team: invitations, roles, removals; and branding. Each change is one audit entry. ---
+
+
+def _member_label(user) -> str:
+    return Actor(user=user).label
+
+
+@transaction.atomic
+def dashboard_member_invite(*, tenant: Tenant, actor: Actor, email: str, role: str) -> IssuedInvitation:
+    issued = invitation_create(tenant=tenant, email=email, role=role, invited_by=actor.user)
+    invitation = issued.invitation
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_INVITED,
+        target_type="invitation",
+        target_id=str(invitation.pk),
+        target_label=invitation.email,
+        extra={"role": invitation.role, "valid_until": invitation.expires_at.isoformat()},
+    )
+    return issued
+
+
+@transaction.atomic
+def dashboard_invitation_revoke(*, tenant: Tenant, actor: Actor, invitation: Invitation) -> bool:
+    _check_owned(tenant, invitation)
+    withdrawn = invitation_revoke(invitation=invitation)
+    if withdrawn:
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action=AuditLogEntry.Action.INVITATION_REVOKED,
+            target_type="invitation",
+            target_id=str(invitation.pk),
+            target_label=invitation.email,
+            extra={"role": invitation.role},
+        )
+    return withdrawn
+
+
+@transaction.atomic
+def dashboard_invitation_accept(*, token: str, actor: Actor) -> Membership:
+    """The invited person joins (the actor is them); recorded in the tenant's audit log."""
+    membership, invitation = invitation_accept(token=token, user=actor.user)
+    audit_record(
+        tenant=invitation.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_JOINED,
+        target_type="membership",
+        target_id=str(membership.pk),
+        target_label=_member_label(membership.user),
+        extra={"role": membership.role, "invited_as": invitation.email},
+    )
+    return membership
+
+
+@transaction.atomic
+def dashboard_member_role_change(*, tenant: Tenant, actor: Actor, membership: Membership, role: str) -> Membership:
+    _check_owned(tenant, membership)
+    previous = membership.role
+    if role == previous:
+        return membership
+    membership = membership_role_change(membership=membership, role=role)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_ROLE_CHANGED,
+        target_type="membership",
+        target_id=str(membership.pk),
+        target_label=_member_label(membership.user),
+        extra={"role": role, "previous_role": previous},
+    )
+    return membership
+
+
+@transaction.atomic
+def dashboard_member_remove(*, tenant: Tenant, actor: Actor, membership: Membership) -> None:
+    _check_owned(tenant, membership)
+    label, role, pk = _member_label(membership.user), membership.role, membership.pk
+    membership_remove(membership=membership)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_REMOVED,
+        target_type="membership",
+        target_id=str(pk),
+        target_label=label,
+        extra={"role": role},
+    )
+
+
+BRANDING_FIELDS = {"display_name": "display name", "accent_color": "accent colour", "privacy_notice_url": "privacy URL"}
+
+
+@transaction.atomic
+def dashboard_branding_update(*, tenant: Tenant, actor: Actor, **fields) -> TenantBranding:
+    """Save the branding (tenants.branding checks it) and record what changed, old and new values."""
+    before = tenant_branding_form_values(tenant)
+    old = {name: getattr(before, name) for name in BRANDING_FIELDS}
+    old_logo = before.logo_sha256
+    branding = tenant_branding_update(tenant=tenant, **fields)
+    changed = {
+        label: f"{old[name] or '(none)'} → {getattr(branding, name) or '(none)'}"
+        for name, label in BRANDING_FIELDS.items()
+        if old[name] != getattr(branding, name)
+    }
+    if branding.logo_sha256 != old_logo:
+        changed["logo"] = f"new ({branding.logo_width}×{branding.logo_height})" if branding.logo_sha256 else "removed"
+    if changed:
+        audit_record(
+            tenant=tenant,
+            actor=actor,
+            action=AuditLogEntry.Action.BRANDING_CHANGED,
+            target_type="branding",
+            target_label=", ".join(changed),
+            extra=changed,
+        )
+    return branding

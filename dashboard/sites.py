@@ -13,8 +13,9 @@ from django.contrib.auth.decorators import login_not_required
 from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
-from . import branding, sdk_views, views, webhook_addresses
+from . import branding, roles, sdk_views, team, views, webhook_addresses
 from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
+from .roles import ACCOUNT, INTEGRATION, MEMBERS
 from .tenancy import tenancy_for
 
 SITE_NAME = "dashboard"
@@ -60,6 +61,8 @@ class TenantDashboardSite(admin.AdminSite):
             tenancy=tenancy,
             tenant=tenancy.current,
             nav_section=getattr(request, "dashboard_nav", ""),
+            role=tenancy.role,
+            can=roles.abilities(request),
         )
         return context
 
@@ -83,8 +86,16 @@ class TenantDashboardSite(admin.AdminSite):
             wrapper.admin_site = self
             return update_wrapper(wrapper, view)
 
-        def page(view):
-            return wrap(lambda request, *args, **kwargs: view(request, self, *args, **kwargs))
+        def page(view, needs: str | None = None, reads_open: bool = False):
+            """A page; `needs`: the role capability its actions (and, unless `reads_open`, its reads) need."""
+
+            def checked(request, *args, **kwargs):
+                reading = reads_open and request.method in ("GET", "HEAD")
+                if needs and not reading and not roles.may(request, needs):
+                    return roles.refused(request, self, needs)
+                return view(request, self, *args, **kwargs)
+
+            return wrap(update_wrapper(checked, view))
 
         registry = {model._meta.model_name: model_admin for model, model_admin in self._registry.items()}
         return [
@@ -95,19 +106,42 @@ class TenantDashboardSite(admin.AdminSite):
             path("password_change/done/", wrap(self.password_change_done, cacheable=True), name="password_change_done"),
             *self._password_reset_urls(),
             path("tenant/switch/", page(views.tenant_switch_view), name="tenant_switch"),
-            path("keys/generate/", page(views.key_generate), name="key_generate"),
-            path("keys/<int:key_id>/revoke/", page(views.key_revoke), name="key_revoke"),
-            path("sdk/", page(sdk_views.sdk_keys), name="sdk_keys"),
-            path("sdk/<int:key_id>/", page(sdk_views.sdk_key_edit), name="sdk_key_edit"),
-            path("sdk/<int:key_id>/revoke/", page(sdk_views.sdk_key_revoke), name="sdk_key_revoke"),
+            path("keys/generate/", page(views.key_generate, INTEGRATION), name="key_generate"),
+            path("keys/<int:key_id>/revoke/", page(views.key_revoke, INTEGRATION), name="key_revoke"),
+            path("sdk/", page(sdk_views.sdk_keys, INTEGRATION, reads_open=True), name="sdk_keys"),
+            path("sdk/<int:key_id>/", page(sdk_views.sdk_key_edit, INTEGRATION), name="sdk_key_edit"),
+            path("sdk/<int:key_id>/revoke/", page(sdk_views.sdk_key_revoke, INTEGRATION), name="sdk_key_revoke"),
             path("webhooks/", page(views.webhooks_page), name="webhooks"),
-            path("webhooks/secret/reveal/", page(views.webhook_secret_reveal), name="webhook_secret_reveal"),
-            path("webhooks/secret/rotate/", page(views.webhook_secret_rotate), name="webhook_secret_rotate"),
-            path("webhooks/deliveries/<str:delivery_id>/resend/", page(views.delivery_resend), name="delivery_resend"),
-            path("webhooks/address/", page(webhook_addresses.webhook_address_save), name="webhook_address_save"),
-            path("webhooks/test/", page(webhook_addresses.webhook_test_send), name="webhook_test_send"),
-            path("webhooks/events/", page(webhook_addresses.webhook_events_save), name="webhook_events_save"),
-            path("branding/", page(branding.branding_page), name="branding"),
+            path(
+                "webhooks/secret/reveal/", page(views.webhook_secret_reveal, INTEGRATION), name="webhook_secret_reveal"
+            ),
+            path(
+                "webhooks/secret/rotate/", page(views.webhook_secret_rotate, INTEGRATION), name="webhook_secret_rotate"
+            ),
+            path(
+                "webhooks/deliveries/<str:delivery_id>/resend/",
+                page(views.delivery_resend, INTEGRATION),
+                name="delivery_resend",
+            ),
+            path(
+                "webhooks/address/",
+                page(webhook_addresses.webhook_address_save, INTEGRATION),
+                name="webhook_address_save",
+            ),
+            path("webhooks/test/", page(webhook_addresses.webhook_test_send, INTEGRATION), name="webhook_test_send"),
+            path(
+                "webhooks/events/", page(webhook_addresses.webhook_events_save, INTEGRATION), name="webhook_events_save"
+            ),
+            path("branding/", page(branding.branding_page, ACCOUNT, reads_open=True), name="branding"),
+            path("team/", page(team.team_page, MEMBERS, reads_open=True), name="team"),
+            path("team/members/<int:membership_id>/role/", page(team.member_role, MEMBERS), name="member_role"),
+            path("team/members/<int:membership_id>/remove/", page(team.member_remove, MEMBERS), name="member_remove"),
+            path(
+                "team/invitations/<int:invitation_id>/revoke/",
+                page(team.invitation_revoke_view, MEMBERS),
+                name="invitation_revoke",
+            ),
+            path("invitations/<str:token>/", team.invitation_accept_view, name="invitation_accept"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),
         ]

@@ -1,5 +1,6 @@
 """Which tenant a dashboard request acts for: kept in the Django session, checked against memberships each time."""
 
+from django.db.models import F
 from django.http import HttpRequest
 
 from tenants.models import Tenant
@@ -14,6 +15,12 @@ class Tenancy:
     def __init__(self, tenants: list[Tenant], current: Tenant | None):
         self.tenants = tenants
         self.current = current
+        self._roles = {tenant.id: getattr(tenant, "member_role", None) for tenant in tenants}
+
+    @property
+    def role(self) -> str | None:
+        """The user's role in the current tenant (dashboard.roles says what it allows)."""
+        return self._roles.get(self.current.id) if self.current is not None else None
 
     @property
     def has_several(self) -> bool:
@@ -23,7 +30,9 @@ class Tenancy:
 def user_tenants(user) -> list[Tenant]:
     if not (user.is_authenticated and user.is_active):
         return []
-    return list(Tenant.objects.filter(memberships__user=user).order_by("name", "id"))
+    # The annotation follows the filter's join: each tenant carries this user's own membership role.
+    tenants = Tenant.objects.filter(memberships__user=user).annotate(member_role=F("memberships__role"))
+    return list(tenants.order_by("name", "id"))
 
 
 def tenancy_for(request: HttpRequest) -> Tenancy:

@@ -17,6 +17,7 @@ from sessions_api.state_machine import OPTIONAL_EVENTS
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
 from webhooks.selectors import delivery_get
+from webhooks.services import TEST_EVENT
 
 from . import selectors, services, sign_in_throttle
 from .charts import usage_chart
@@ -170,6 +171,7 @@ def _webhooks_context(request, site, *, revealed_mode: str | None = None, reveal
             }
             for mode, label in SECRET_MODES.items()
         ],
+        test_events=[TEST_EVENT, *OPTIONAL_EVENTS],
         **extra,
     )
 

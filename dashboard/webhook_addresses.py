@@ -1,7 +1,8 @@
 """The Webhooks page's address settings: a default notification address per mode, and "Send test webhook".
 
 A session created without `notification_url` sends its webhook to the default address of its mode.
-The test event (`webhook.test`) is signed with that mode's secret and logged like any delivery.
+The test event (`webhook.test`, or the documented example of an opt-in event) is signed with that mode's
+secret and logged like any delivery.
 """
 
 from django.contrib import messages
@@ -13,12 +14,15 @@ from sessions_api.api.rate_limit import bucket_take
 from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from sessions_api.state_machine import OPTIONAL_EVENTS
+from webhooks.services import TEST_EVENT
 
 from . import selectors, services
 from .tenancy import current_tenant
 from .views import SECRET_MODES, _refuse_stale_form, _secret_mode, _shown_for_another_tenant, _url, actor_from
 
 _webhook_url = StrictUrlField(https_only=True, public_host=True)
+# What "Send test webhook" may send: webhook.test, or a sample (the OpenAPI example) of an opt-in event.
+TEST_EVENTS = (TEST_EVENT, *OPTIONAL_EVENTS)
 # "Send test webhook" sends a signed POST to an address the user typed: a few at once, then one a minute,
 # per tenant, so the button cannot be used to flood an address with signed requests.
 TEST_WEBHOOK_BURST = 5
@@ -53,7 +57,11 @@ def webhook_test_send(request, site):
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
     tenant, mode = current_tenant(request), _secret_mode(request.POST)
+    event = request.POST.get("event") or TEST_EVENT
     url = selectors.webhook_address(tenant=tenant, mode=mode)
+    if event not in TEST_EVENTS:
+        messages.error(request, f"Choose a test event among: {', '.join(TEST_EVENTS)}.")
+        return _back(mode)
     throttled = bucket_take(
         f"webhook-test:{tenant.pk}", rate=TEST_WEBHOOK_RATE_PER_SECOND, burst=TEST_WEBHOOK_BURST
     )  # None when Redis is unreachable: the button still works
@@ -68,11 +76,14 @@ def webhook_test_send(request, site):
             "Ask AgeVerify support to switch it on.",
         )
     else:
-        delivery = services.dashboard_webhook_test_send(tenant=tenant, actor=actor_from(request), mode=mode, url=url)
+        delivery = services.dashboard_webhook_test_send(
+            tenant=tenant, actor=actor_from(request), mode=mode, url=url, event=event
+        )
         mode_word = "test" if mode == Mode.TEST else "live"
+        what = "Test webhook" if event == TEST_EVENT else f"Sample {event} (the documented example)"
         messages.success(
             request,
-            f"Test webhook {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
+            f"{what} {delivery.pk} queued to {url}, signed with the {mode_word} secret. "
             "Its attempts appear under Recent deliveries.",
         )
     return _back(mode)

@@ -252,9 +252,20 @@ class PublishableKey(models.Model):
         return f"av_pk_{mode}_{secrets.token_urlsafe(24)}"
 
 
+class Role(models.TextChoices):
+    """What a member may do in the tenant's dashboard (dashboard.roles says it capability by capability)."""
+
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    DEVELOPER = "developer", "Developer"
+    VIEWER = "viewer", "Viewer"
+
+
 class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tenant_memberships")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    # The operator adds a tenant's first people at onboarding: they are its owners. Invitations name a role.
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.OWNER)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -262,6 +273,34 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.tenant.name}"
+
+
+class Invitation(models.Model):
+    """An invitation to join a tenant with a role, sent by email: single use, expiring, revocable.
+
+    Only the SHA-256 of the link's token is stored; the token itself is in the email and nowhere else.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=10, choices=Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.email} as {self.role} of {self.tenant_id}"
 
 
 class TenantBranding(models.Model):

@@ -128,8 +128,13 @@ def test_event_payload(*, mode: str) -> bytes:
 
 
 @transaction.atomic
-def webhook_test_send(*, tenant: Tenant, mode: str, url: str) -> WebhookDelivery:
-    """Queue a `webhook.test` event to `url`, signed with `mode`'s secrets; its attempts are logged as any other's."""
-    return delivery_enqueue(
-        tenant=tenant, url=url, event_type=TEST_EVENT, payload=test_event_payload(mode=mode), mode=mode
-    )
+def webhook_test_send(
+    *, tenant: Tenant, mode: str, url: str, event_type: str = TEST_EVENT, payload: bytes | None = None
+) -> WebhookDelivery:
+    """Queue a test event to `url`, signed with `mode`'s secrets; its attempts are logged as any other's.
+
+    By default `webhook.test`; the caller may send a sample of another event instead (its `payload`).
+    """
+    if payload is None:
+        payload = test_event_payload(mode=mode)
+    return delivery_enqueue(tenant=tenant, url=url, event_type=event_type, payload=payload, mode=mode)

@@ -76,6 +76,39 @@ _ANSWERS = {
 }
 
 
+_EXAMPLE_SESSION = {
+    "sessionId": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D",
+    "subject": "user_8412",
+    "ageLimit": 18,
+    "mode": "test",
+    "metadata": {"orderId": "A-1042"},
+}
+# Each event's documented example body. The dashboard sends the same, as a sample, from its Webhooks page:
+# the example session exists nowhere (its GET answers 404), so a receiver can be tried without a real user.
+EXAMPLE_DATA = {
+    "verification.completed": {**_EXAMPLE_SESSION, "status": Status.APPROVED.value},
+    "verification.started": {**_EXAMPLE_SESSION, "status": Status.INITIATED.value},
+    "verification.requires_input": {**_EXAMPLE_SESSION, "status": Status.REQUIRES_DOC.value, "input": "document"},
+    "verification.redacted": {
+        "sessionId": _EXAMPLE_SESSION["sessionId"],
+        "status": Status.APPROVED.value,
+        "ageLimit": 18,
+        "mode": "test",
+        "metadata": {},
+    },
+    "webhook.test": {
+        "test": True,
+        "mode": "test",
+        "message": "A test event sent from the AgeVerify dashboard. It is about no session.",
+    },
+}
+
+
+def event_example(name: str, *, mode: str = "test", timestamp: str = _TIMESTAMP["example"]) -> dict:
+    """The documented example of event `name`, for `mode` and at `timestamp` (the OpenAPI `example` as is)."""
+    return {"event": name, "timestamp": timestamp, "data": {**EXAMPLE_DATA[name], "mode": mode}}
+
+
 def _event(name: str, summary: str, description: str, data: dict) -> OpenApiWebhook:
     body = {
         "type": "object",
@@ -90,7 +123,10 @@ def _event(name: str, summary: str, description: str, data: dict) -> OpenApiWebh
         "summary": summary,
         "description": description,
         "parameters": HEADERS,
-        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": body, "example": event_example(name)}},
+        },
         "responses": _ANSWERS,
     }
     return OpenApiWebhook(name=name, decorator={"post": operation})

@@ -1,0 +1,86 @@
+""" "Send test webhook" with an opt-in event: the OpenAPI example of that event, signed, throttled like webhook.test."""
+
+import json
+
+import jsonschema
+import pytest
+from django.test import Client
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from dashboard.models import AuditLogEntry
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
+
+OPT_IN_EVENTS = ["verification.started", "verification.requires_input", "verification.redacted"]
+
+
+@pytest.fixture
+def openapi(db):
+    return json.loads(Client().get("/v1/openapi.json").content)
+
+
+def send(dashboard, mode, event):
+    return dashboard.post("/dashboard/webhooks/test/", {"mode": mode, "event": event}, follow=True)
+
+
+@pytest.mark.parametrize("event", OPT_IN_EVENTS)
+@pytest.mark.parametrize("mode", ["test", "live"])
+def test_an_opt_in_event_is_sent_as_its_documented_example_signed_with_the_modes_secret(
+    dashboard, onboarded, receiver, openapi, staff_user, event, mode
+):
+    dashboard.post("/dashboard/webhooks/address/", {"mode": mode, "url": receiver.url("/hooks")})
+    page = send(dashboard, mode, event).content.decode()
+
+    delivery = WebhookDelivery.objects.get()
+    assert f"Sample {event} (the documented example) {delivery.pk} queued" in page
+    webhook_delivery_attempt(delivery_id=delivery.pk)
+    (received,) = receiver.received
+    secrets = {"live": onboarded.tenant.webhook_secret, "test": onboarded.tenant.test_webhook_secret}
+    body = Webhook(secrets[mode]).verify(received.body, received.headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(secrets["test" if mode == "live" else "live"]).verify(received.body, received.headers)
+    documented = openapi["webhooks"][event]["post"]["requestBody"]["content"]["application/json"]
+    jsonschema.validate(body, documented["schema"])
+    example = documented["example"]
+    assert body["event"] == event and body["timestamp"] != example["timestamp"]  # sent now
+    assert body["data"] == {**example["data"], "mode": mode}
+    assert received.headers["webhook-id"] == delivery.pk
+    entry = AuditLogEntry.objects.get(action="webhook.test_sent")
+    assert (entry.actor_id, entry.target_label) == (staff_user.pk, event)
+
+
+def test_every_documented_example_validates_against_its_own_schema(openapi):
+    for name, webhook in openapi["webhooks"].items():
+        content = webhook["post"]["requestBody"]["content"]["application/json"]
+        jsonschema.validate(content["example"], content["schema"])
+        assert content["example"]["event"] == name
+
+
+def test_samples_and_webhook_test_share_the_per_tenant_throttle(dashboard, onboarded, receiver):
+    from dashboard.webhook_addresses import TEST_WEBHOOK_BURST
+
+    dashboard.post("/dashboard/webhooks/address/", {"mode": "live", "url": receiver.url()})
+    events = ["webhook.test", *OPT_IN_EVENTS] * TEST_WEBHOOK_BURST
+    pages = [send(dashboard, "live", event).content.decode() for event in events[: TEST_WEBHOOK_BURST + 2]]
+
+    assert WebhookDelivery.objects.count() == TEST_WEBHOOK_BURST
+    assert "Too many test webhooks" in pages[-1]
+
+
+@pytest.mark.parametrize("event", ["verification.completed", "session.deleted", ""])
+def test_only_webhook_test_and_the_opt_in_events_can_be_sent(dashboard, onboarded, receiver, event):
+    dashboard.post("/dashboard/webhooks/address/", {"mode": "live", "url": receiver.url()})
+
+    page = send(dashboard, "live", event).content.decode()
+
+    if event == "":  # the form without a choice: webhook.test, as before
+        assert WebhookDelivery.objects.get().event_type == "webhook.test"
+    else:
+        assert "Choose a test event among: webhook.test, verification.started" in page
+        assert not WebhookDelivery.objects.exists()
+
+
+def test_the_webhooks_page_offers_each_sendable_event(dashboard, onboarded):
+    page = dashboard.get("/dashboard/webhooks/").content.decode()
+    form = page.split('id="test-event-live"')[1].split("</select>")[0]
+    assert [option.split('"')[0] for option in form.split('value="')[1:]] == ["webhook.test", *OPT_IN_EVENTS]

@@ -130,3 +130,23 @@ def test_another_tenants_branding_is_never_shown(dashboard, onboarded, rival, ap
 
     assert "Rival Inc" in rival_consent and "Acme Arcade" not in rival_consent and "tenant-logo" not in rival_consent
     assert dashboard.get(f"/flow/brand/{rival.tenant.id}/logo.png").status_code == 404
+
+
+def test_each_branding_change_is_in_the_audit_log_with_old_and_new_values(dashboard, onboarded, staff_user):
+    from dashboard.models import AuditLogEntry
+
+    save(dashboard, display_name="Acme", accent_color="#1d4ed8", logo=image_file())
+    save(dashboard, display_name="Acme Play", accent_color="#1d4ed8")  # logo kept, colour unchanged
+    save(dashboard, display_name="Acme Play", accent_color="#1d4ed8")  # nothing changed: nothing recorded
+    save(dashboard, display_name="Acme Play", accent_color="#1d4ed8", remove_logo="on")
+    save(dashboard, display_name="", accent_color="#ffff00")  # refused (contrast): nothing recorded
+
+    entries = list(AuditLogEntry.objects.order_by("id"))
+    assert [(entry.action, entry.actor_id) for entry in entries] == [("branding.changed", staff_user.pk)] * 3
+    assert [entry.extra for entry in entries] == [
+        {"display name": "(none) → Acme", "accent colour": "(none) → #1d4ed8", "logo": "new (300×100)"},
+        {"display name": "Acme → Acme Play"},
+        {"logo": "removed"},
+    ]
+    page = dashboard.get("/dashboard/audit-log/").content.decode()
+    assert "Branding changed" in page and "Acme → Acme Play" in page

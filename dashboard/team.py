@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login, password_validation
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
@@ -297,6 +297,9 @@ def invitation_accept_view(request, token: str):
             )
     except InvitationInvalid as invalid:  # used in another tab meanwhile
         return _accept_page(request, {"invalid": str(invalid)}, status=410)
+    except IntegrityError:  # a disabled account already has this address as its username
+        refused = "An account with this address exists but is disabled. Ask the person who invited you."
+        return _accept_page(request, {"invalid": refused}, status=409)
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
     request.session[SESSION_KEY] = invitation.tenant_id
     messages.success(

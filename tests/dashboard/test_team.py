@@ -192,3 +192,14 @@ def test_members_of_another_tenant_are_not_found(dashboard, onboarded, rival):
     theirs = Membership.objects.get(tenant=rival.tenant)
     assert dashboard.post(f"/dashboard/team/members/{theirs.pk}/remove/").status_code == 404
     assert dashboard.post(f"/dashboard/team/members/{theirs.pk}/role/", {"role": "viewer"}).status_code == 404
+
+
+def test_an_invitation_to_the_address_of_a_disabled_account_creates_nothing(dashboard, onboarded):
+    UserFactory(username="off@partner.test", email="off@partner.test", is_active=False)
+    invite(dashboard, "off@partner.test", "viewer")
+
+    answer = Client().post(link_in(mail.outbox[0]), {"password1": NEW_PASSWORD, "password2": NEW_PASSWORD})
+
+    assert answer.status_code == 409 and "is disabled" in answer.content.decode()
+    assert not Membership.objects.filter(user__username="off@partner.test").exists()
+    assert Invitation.objects.get().accepted_at is None

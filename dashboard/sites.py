@@ -108,6 +108,7 @@ class TenantDashboardSite(admin.AdminSite):
             path("webhooks/test/", page(webhook_addresses.webhook_test_send), name="webhook_test_send"),
             path("webhooks/events/", page(webhook_addresses.webhook_events_save), name="webhook_events_save"),
             path("branding/", page(branding.branding_page), name="branding"),
+            path("funnel/", page(views.funnel_page), name="funnel"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),
         ]

@@ -57,9 +57,8 @@ def utc_seconds(value):
     if value is None:
         return "—"
     value = _in_utc(value)
-    return format_html(
-        '<time datetime="{}">{:%b} {}, {:%Y %H:%M:%S} UTC</time>', value.isoformat(), value, value.day, value
-    )
+    text = f"{value:%b} {value.day}, {value:%Y %H:%M:%S} UTC"
+    return format_html('<time datetime="{}">{}</time>', value.isoformat(), text)
 
 
 @register.filter

@@ -140,6 +140,7 @@ def test_a_denied_sessions_page_shows_each_document_attempt_to_the_second(consol
     events = list(SessionEvent.objects.filter(session_id=session_id, to_status__in=("processing", "requires_doc")))
 
     page = console
+    page.set_default_timeout(45_000)  # signing in hashes a password: slow on a loaded machine
     page.goto(f"{live_base_url}/dashboard/")
     page.get_by_label("Username").fill("alice")
     page.get_by_label("Password").fill(PASSWORD)

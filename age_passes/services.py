@@ -302,6 +302,9 @@ def _refusal_for(age_pass: AgePass, session: VerificationSession, policy: AgePas
     return None
 
 
+AGE_PASS_CAUSE = "age pass shown with a passkey"  # in the session's history (the dashboard's attempts read it)
+
+
 def age_pass_use(*, session: VerificationSession, credential) -> PassUse:
     """Approve the session with reason `age_pass` if the signed answer names a valid pass proving its limit.
 
@@ -325,7 +328,7 @@ def age_pass_use(*, session: VerificationSession, credential) -> PassUse:
             "thresholds": list(age_pass.thresholds),
         }
     )
-    cause = "age pass shown with a passkey"
+    cause = AGE_PASS_CAUSE
     try:
         with transaction.atomic():
             session_transition(

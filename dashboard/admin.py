@@ -3,11 +3,13 @@
 from datetime import datetime
 
 from django.contrib import admin, messages
-from django.contrib.admin.views.main import ERROR_FLAG
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR
 from django.db.models import Exists, OuterRef
-from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
@@ -16,9 +18,10 @@ from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
 
 from . import roles
+from .exports import ROWS_PER_QUERY, sessions_csv
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
-from .selectors import deliveries_for_session
+from .selectors import deliveries_for_session, session_attempts
 from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
@@ -73,9 +76,9 @@ class TenantScopedAdmin(ReadOnlyAdmin):
                 request, title="These filters cannot be applied", list_url=request.path
             )
             return TemplateResponse(request, "dashboard/filters_invalid.html", context, status=400)
-        return super().changelist_view(request, {**self.list_context(), **(extra_context or {})})
+        return super().changelist_view(request, {**self.list_context(request), **(extra_context or {})})
 
-    def list_context(self) -> dict:
+    def list_context(self, request) -> dict:
         return {}
 
 
@@ -106,8 +109,16 @@ class SessionDashboardAdmin(TenantScopedAdmin):
     ordering = ("-created_at",)
     sortable_by = ("created_display", "subject", "age_limit", "status_display", "mode_display")
 
-    def list_context(self):
-        return {"title": "Sessions", "status_choices": Status.choices, "mode_choices": Mode.choices}
+    def list_context(self, request):
+        # The export takes the list's search, filters and order, not its page.
+        query = request.GET.copy()
+        query.pop(PAGE_VAR, None)
+        return {
+            "title": "Sessions",
+            "status_choices": Status.choices,
+            "mode_choices": Mode.choices,
+            "export_query": query.urlencode(),
+        }
 
     def get_queryset(self, request):
         # The partner's cancellation is not the user's: the reason's label says who, from the history.
@@ -152,9 +163,35 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         info = self.opts.app_label, self.opts.model_name
         return [
             *super().get_urls(),
+            path("export.csv", self.admin_site.admin_view(self.export_view), name="session_export"),
             path("<str:object_id>/", self.admin_site.admin_view(self.detail_view), name="{}_{}_change".format(*info)),
             path("<str:object_id>/redact/", self.admin_site.admin_view(self.redact_view), name="session_redact"),
         ]
+
+    def export_view(self, request):
+        """The list's sessions, with the same search and filters, as CSV; a filter that cannot apply is a 400."""
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET"])
+        try:
+            changelist = None if ERROR_FLAG in request.GET else self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            changelist = None
+        errors = [spec.error for spec in changelist.filter_specs if spec.error] if changelist else []
+        if changelist is None or errors:
+            # The list would show every session with a warning; an export must never hold more than was asked.
+            context = self.admin_site.page_context(
+                request,
+                title="These filters cannot be applied",
+                list_url=reverse("dashboard:sessions_api_verificationsession_changelist"),
+                errors=errors,
+            )
+            return TemplateResponse(request, "dashboard/filters_invalid.html", context, status=400)
+        sessions = changelist.queryset.iterator(chunk_size=ROWS_PER_QUERY)
+        response = StreamingHttpResponse(sessions_csv(sessions), content_type="text/csv; charset=utf-8")
+        name = f"sessions-{timezone.now():%Y%m%d-%H%M%S}.csv"
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Cache-Control"] = "no-store"
+        return response
 
     def redact_view(self, request, object_id):
         """POST only, with the confirmation box ticked: the API's redaction, audited with the signed-in user."""
@@ -199,6 +236,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "age_pass": getattr(session, "age_pass", None),
             },
             events=events,
+            attempts=session_attempts(events),
             cancelled_through_api=CANCELLED_THROUGH_API,
             cancelled_through_api_label=CANCELLED_THROUGH_API_LABEL,
             reason_label=CANCELLED_THROUGH_API_LABEL
@@ -234,7 +272,7 @@ class AuditLogDashboardAdmin(TenantScopedAdmin):
     list_per_page = 50
     sortable_by = ()
 
-    def list_context(self):
+    def list_context(self, request):
         return {"title": "Audit log", "action_choices": AuditLogEntry.Action.choices}
 
     @admin.display(description="Action")

@@ -1,4 +1,4 @@
-"""The usage chart's geometry, computed server-side so the page draws it as plain SVG with no script."""
+"""The usage and funnel charts' geometry, computed server-side so the pages draw them as plain SVG with no script."""
 
 import math
 from dataclasses import dataclass, field
@@ -106,4 +106,62 @@ def usage_chart(usage: Usage) -> Chart:
         bars=bars,
         y_ticks=y_ticks,
         x_ticks=x_ticks,
+    )
+
+
+FUNNEL_LABEL_WIDTH = 130  # the step names, left of the bars
+FUNNEL_VALUE_WIDTH = 190  # the count and the drop-off, right of each bar
+FUNNEL_ROW = 34
+FUNNEL_BAR = 22
+
+
+@dataclass(frozen=True)
+class FunnelRow:
+    key: str
+    label: str
+    y: float  # the bar's top
+    text_y: float  # the row's text baseline (its middle)
+    width: float  # the bar's width; 0 for a step nobody reached
+    count: int
+    title: str  # e.g. "Consent given: 8 (2 of 10 dropped off, 20.0 %)"
+
+
+@dataclass(frozen=True)
+class FunnelChart:
+    width: int
+    height: int
+    bar_left: int
+    track_width: int  # the whole bar's width: every session created
+    value_x: float
+    rows: list[FunnelRow]
+
+
+def funnel_chart(funnel) -> FunnelChart:
+    """Horizontal bars, one per step, as long as its share of the sessions created (dashboard.funnel.Funnel)."""
+    plot_width = WIDTH - FUNNEL_LABEL_WIDTH - FUNNEL_VALUE_WIDTH
+    rows = []
+    for index, step in enumerate(funnel.steps):
+        top = MARGIN_TOP + index * FUNNEL_ROW
+        width = round(plot_width * step.count / funnel.created, 2) if funnel.created else 0
+        title = f"{step.label}: {step.count}"
+        if step.base:
+            title += f" ({step.dropped} of {step.base} dropped off, {step.dropped_share * 100:.1f} %)"
+        rows.append(
+            FunnelRow(
+                key=step.key,
+                label=step.label,
+                y=top,
+                text_y=top + FUNNEL_BAR / 2,
+                width=width,
+                count=step.count,
+                title=title,
+            )
+        )
+    return FunnelChart(
+        width=WIDTH,
+        height=MARGIN_TOP * 2 + len(rows) * FUNNEL_ROW,
+        bar_left=FUNNEL_LABEL_WIDTH,
+        track_width=plot_width,
+        value_x=FUNNEL_LABEL_WIDTH + plot_width + 10,
+        rows=rows,
     )

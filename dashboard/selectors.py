@@ -7,8 +7,12 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from sessions_api.models import SessionDailyCount, Status, VerificationSession
+from age_passes.services import AGE_PASS_CAUSE
+from sessions_api.digital_id import DIGITAL_ID_CAUSE_PREFIX
+from sessions_api.models import SessionDailyCount, SessionEvent, Status, VerificationSession
+from sessions_api.sandbox import SANDBOX_CAUSE_PREFIX
 from sessions_api.state_machine import APPROVED_REASONS
+from sessions_api.submission import CAUSE_FACE_PATH_OFF, CAUSE_NO_CAMERA
 from tenants.models import ApiKey, Tenant
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import default_notification_url, deliveries_for_subject, deliveries_for_tenant
@@ -51,6 +55,65 @@ def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDeliv
     """Oldest first: the session's detail page reads as a history."""
     deliveries = deliveries_for_subject(tenant=session.tenant, subject_ref=session.id)
     return list(deliveries.order_by("created_at"))
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One thing the user sent (a selfie, a document, a wallet answer, an age pass) and what came of it."""
+
+    number: int  # 1, 2, 3 within its step
+    step: str  # "Selfie", "Document", "Digital ID", "Age pass", "Sandbox outcome"
+    sent_at: datetime
+    outcome: str  # "Approved: Approved by document", "Retake asked", "Denied: Document invalid", "Being analysed"
+    outcome_kind: str  # the badge's colour: approved, denied, requires_doc (asked again), processing
+    decided_at: datetime | None
+    detail: str  # what the user was told (a retake), or the analysis' cause
+
+
+def _attempt_step(event: SessionEvent) -> str:
+    if event.cause.startswith(DIGITAL_ID_CAUSE_PREFIX):
+        return "Digital ID"
+    if event.cause == AGE_PASS_CAUSE:
+        return "Age pass"
+    if event.cause.startswith(SANDBOX_CAUSE_PREFIX):
+        return "Sandbox outcome"
+    return "Document" if event.from_status == Status.REQUIRES_DOC else "Selfie"
+
+
+def _attempt_outcome(end: SessionEvent | None) -> tuple[str, str]:
+    if end is None:
+        return "Being analysed", Status.PROCESSING
+    if end.to_status in (Status.APPROVED, Status.DENIED):
+        return f"{end.get_to_status_display()}: {end.get_reason_display()}", end.to_status
+    if end.to_status == Status.REQUIRES_DOC and end.from_status == Status.PROCESSING and not end.message:
+        return "Document asked", Status.REQUIRES_DOC
+    return "Asked again", Status.REQUIRES_DOC
+
+
+def session_attempts(events: list[SessionEvent]) -> list[Attempt]:
+    """Each attempt of a session, from its history: a move to `processing` (not the no-camera or face-path-off skip)
+    is something sent, and the move out of it is its outcome."""
+    attempts: list[Attempt] = []
+    numbers: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.to_status != Status.PROCESSING or event.cause in (CAUSE_NO_CAMERA, CAUSE_FACE_PATH_OFF):
+            continue
+        end = next((later for later in events[index + 1 :] if later.from_status == Status.PROCESSING), None)
+        step = _attempt_step(event)
+        numbers[step] = numbers.get(step, 0) + 1
+        outcome, kind = _attempt_outcome(end)
+        attempts.append(
+            Attempt(
+                number=numbers[step],
+                step=step,
+                sent_at=event.created_at,
+                outcome=outcome,
+                outcome_kind=kind,
+                decided_at=end.created_at if end else None,
+                detail=(end.message or end.cause) if end else "",
+            )
+        )
+    return attempts
 
 
 @dataclass(frozen=True)

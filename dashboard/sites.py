@@ -142,6 +142,7 @@ class TenantDashboardSite(admin.AdminSite):
                 name="invitation_revoke",
             ),
             path("invitations/<str:token>/", team.invitation_accept_view, name="invitation_accept"),
+            path("funnel/", page(views.funnel_page), name="funnel"),
             path("sessions/", include(registry["verificationsession"].urls)),
             path("audit-log/", include(registry["auditlogentry"].urls)),
         ]

@@ -20,8 +20,9 @@ from webhooks.selectors import delivery_get
 from webhooks.services import TEST_EVENT
 
 from . import selectors, services, sign_in_throttle
-from .charts import usage_chart
+from .charts import funnel_chart, usage_chart
 from .forms import ApiKeyGenerateForm, TenantSwitchForm
+from .funnel import DEFAULT_PERIOD, METHOD_LABELS, PERIODS, funnel_for
 from .tenancy import current_tenant, tenancy_for, tenant_switch
 
 
@@ -128,6 +129,31 @@ def key_revoke(request, site, key_id: int):
         "dashboard/keys/revoke_confirm.html",
         site.page_context(request, title="Revoke API key", api_key=api_key),
     )
+
+
+# --- Funnel: where users stop, per period and mode ---
+
+
+@require_GET
+def funnel_page(request, site):
+    mode = Mode.TEST if request.GET.get("mode") == Mode.TEST else Mode.LIVE
+    try:
+        days = int(request.GET.get("period", DEFAULT_PERIOD))
+    except ValueError:
+        days = DEFAULT_PERIOD
+    if days not in PERIODS:
+        days = DEFAULT_PERIOD
+    funnel = funnel_for(tenant=current_tenant(request), mode=mode, days=days)
+    request.dashboard_nav = "funnel"
+    context = site.page_context(
+        request,
+        title="Funnel",
+        funnel=funnel,
+        chart=funnel_chart(funnel),
+        periods=PERIODS,
+        methods=[(METHOD_LABELS[reason], count) for reason, count in funnel.approved_by_method.items()],
+    )
+    return TemplateResponse(request, "dashboard/funnel.html", context)
 
 
 # --- Webhooks: secret, status, egress addresses, recent deliveries ---

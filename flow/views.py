@@ -37,7 +37,7 @@ from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.return_urls import return_url
-from sessions_api.sandbox import sandbox_advance
+from sessions_api.sandbox import SANDBOX_CAUSE_PREFIX, sandbox_advance
 from sessions_api.selectors import (
     session_face_estimated,
     session_face_path_on,
@@ -45,7 +45,7 @@ from sessions_api.selectors import (
     session_presence_required,
     session_retake_message,
 )
-from sessions_api.state_machine import TransitionNotAllowed, session_cancel, session_opened
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel, session_consented, session_opened
 from sessions_api.submission import (
     CAUSE_FACE_PATH_OFF,
     MAX_FRAMES_PER_STEP,
@@ -191,6 +191,7 @@ def _selfie_submit(request, session):
 
 
 def _selfie_prepare(session):
+    session_consented(session)  # the consent page's "I agree" leads here
     if not session_face_path_on(session):
         return _document_first(session)
     selfie_challenge_issue(session=session)
@@ -214,6 +215,7 @@ selfie = upload_step_view(
 @flow_page(Status.INITIATED)
 def document_instead(request, session):
     """No camera: the liveness check is impossible, so the session continues with an identity document."""
+    session_consented(session)  # from the consent page's "I agree, continue with an ID document", too
     if session.mode == Mode.LIVE:
         if not session_face_path_on(session):
             return _document_first(session)
@@ -307,6 +309,7 @@ document = upload_step_view(
 def sandbox(request, session):
     if session.mode != Mode.TEST:
         return SeeOther(page_url_for(session))
+    session_consented(session)  # a test session's "I agree" leads here
     outcomes = SANDBOX_OUTCOMES[session.status]
     if session.status == Status.INITIATED and not session_face_path_on(session):
         # No face can approve at this age limit: an approval there stands for a document read.
@@ -321,7 +324,9 @@ def sandbox(request, session):
                 status=400,
             )
         try:
-            session = sandbox_advance(session_id=session.id, to=chosen, cause="sandbox: outcome chosen in the web flow")
+            session = sandbox_advance(
+                session_id=session.id, to=chosen, cause=SANDBOX_CAUSE_PREFIX + "outcome chosen in the web flow"
+            )
         except TransitionNotAllowed:
             session = _reloaded(session)
         return SeeOther(page_url_for(session))

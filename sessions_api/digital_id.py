@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 MAX_DIGITAL_ID_ATTEMPTS = 3
 OFFERED_IN = (Status.INITIATED, Status.REQUIRES_DOC)
+DIGITAL_ID_CAUSE_PREFIX = "digital ID: "  # the history's cause of a wallet answer (the dashboard's attempts read it)
 KIND_MDOC = "mdoc"
 
 # In English here, translated where shown (flow/digital_id.py); %(age_limit)s is filled in after translation.
@@ -139,7 +140,8 @@ def _decide(session: VerificationSession, credential: AgeCredential) -> DigitalI
         if credential.outcome == "over"
         else (Status.DENIED, Reason.UNDERAGE_DIGITAL_ID)
     )
-    cause = f"digital ID: {credential.doc_type} {credential.claim}={credential.value} ({credential.trust_source})"
+    claim = f"{credential.doc_type} {credential.claim}={credential.value} ({credential.trust_source})"
+    cause = DIGITAL_ID_CAUSE_PREFIX + claim
     with transaction.atomic():
         session_transition(session_id=session.id, to=Status.PROCESSING, expected_from=OFFERED_IN, cause=cause)
         decided = session_transition(

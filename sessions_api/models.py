@@ -54,6 +54,8 @@ class VerificationSession(models.Model):
     finalized_at = models.DateTimeField(null=True, blank=True)
     # When the user first opened the flow (its consent page); null until then (verification.started).
     opened_at = models.DateTimeField(null=True, blank=True)
+    # When the user first went past the consent page ("I agree"); null until then (the dashboard's funnel).
+    consented_at = models.DateTimeField(null=True, blank=True)
     # When the partner erased its personal data (sessions_api.retention.session_redact); null until then.
     redacted_at = models.DateTimeField(null=True, blank=True)
 

@@ -225,9 +225,12 @@ def _check_reason(session: VerificationSession, to: str, reason: str) -> None:
         raise TransitionNotAllowed(f"{session.id} is past the selfie step")
 
 
+SANDBOX_CAUSE_PREFIX = "sandbox: "  # every sandbox move's cause starts so (the dashboard's funnel reads it)
+
+
 @transaction.atomic
 def sandbox_advance(
-    *, session_id: str, to: str, reason: str = "", cause: str = "sandbox: advanced through the API"
+    *, session_id: str, to: str, reason: str = "", cause: str = SANDBOX_CAUSE_PREFIX + "advanced through the API"
 ) -> VerificationSession:
     """Move a test-mode session to `to` (for a final `to`, with `reason` if given) through the state machine.
 

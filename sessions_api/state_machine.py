@@ -164,6 +164,14 @@ def session_opened(session: VerificationSession) -> bool:
     return True
 
 
+def session_consented(session: VerificationSession) -> None:
+    """Record the first time the user goes past the consent page (`consented_at`), for the dashboard's funnel."""
+    if session.consented_at is None:
+        now = timezone.now()
+        VerificationSession.objects.filter(pk=session.pk, consented_at__isnull=True).update(consented_at=now)
+        session.consented_at = now
+
+
 def _store_results(session: VerificationSession, results: Results) -> None:
     if results.age_estimation is not None:
         AgeEstimationResult.objects.update_or_create(session=session, defaults=results.age_estimation)

@@ -154,6 +154,10 @@ def upload_refused(*, session: VerificationSession) -> bool:
     return True
 
 
+CAUSE_SELFIE_SUBMITTED = "selfie submitted"
+CAUSE_DOCUMENT_SUBMITTED = "document submitted"
+
+
 def selfie_submit(
     *,
     session: VerificationSession,
@@ -171,7 +175,10 @@ def selfie_submit(
     _check_headers([data for _, data in frames])
     record = _capture_record(session, capture)
     _submit(
-        session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames, record), cause="selfie submitted"
+        session,
+        Status.INITIATED,
+        lambda: selfie_analysis_queue(session.id, frames, record),
+        cause=CAUSE_SELFIE_SUBMITTED,
     )
 
 
@@ -227,7 +234,7 @@ def document_submit(
         session,
         Status.REQUIRES_DOC,
         lambda: document_analysis_queue(session.id, image, back, frames),
-        cause="document submitted",
+        cause=CAUSE_DOCUMENT_SUBMITTED,
     )
 
 

@@ -49,3 +49,28 @@ def percent(value):
 @register.filter
 def sub(value, other):
     return value - other
+
+
+@register.simple_tag
+def utc_seconds(value):
+    """A timestamp to the second, `Nov 3, 2026 14:05:09 UTC`, inside a <time> element carrying the exact ISO value."""
+    if value is None:
+        return "—"
+    value = _in_utc(value)
+    text = f"{value:%b} {value.day}, {value:%Y %H:%M:%S} UTC"
+    return format_html('<time datetime="{}">{}</time>', value.isoformat(), text)
+
+
+@register.filter
+def duration(seconds):
+    """Seconds as `45 s`, `3 min 05 s` or `2 h 04 min`; `—` for none."""
+    if seconds is None:
+        return "—"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"

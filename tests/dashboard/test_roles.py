@@ -29,6 +29,9 @@ READS = {
     "sessions_api_verificationsession_changelist",
     "sessions_api_verificationsession_change",
     "dashboard_auditlogentry_changelist",
+    # What the session list shows, as a file or as a funnel: a viewer reads sessions (no secret is in them).
+    "session_export",
+    "funnel",
 }
 
 

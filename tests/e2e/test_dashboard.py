@@ -9,6 +9,11 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
+from sessions_api.analysis import RETAKE_CAUSE_PREFIX
+from sessions_api.decision import MESSAGE_DOCUMENT_EXPIRED, MESSAGE_DOCUMENT_UNREADABLE
+from sessions_api.models import SessionEvent, VerificationSession
+from sessions_api.state_machine import session_transition
+from sessions_api.submission import CAUSE_DOCUMENT_SUBMITTED, document_path_choose
 from tenants.services import membership_add
 from tests.factories import UserFactory, finished_session, session_created_days_ago
 
@@ -107,3 +112,61 @@ def test_staff_generate_copy_and_use_a_key_then_revoke_it(console, live_base_url
     page.get_by_role("button", name="Revoke key").click()
     expect(page.locator(".messagelist")).to_contain_text("is revoked")
     assert _create_session(live_base_url, copied).status_code == 401
+
+
+def _document_attempt(session_id: str, *, to: str, message: str = "", reason: str = "") -> None:
+    """A document sent from the flow and the analysis' decision on it, through the state machine as they make it."""
+    session_transition(
+        session_id=session_id, to="processing", expected_from=("requires_doc",), cause=CAUSE_DOCUMENT_SUBMITTED
+    )
+    session_transition(
+        session_id=session_id,
+        to=to,
+        reason=reason,
+        cause=(RETAKE_CAUSE_PREFIX + message) if message else "document analysed",
+        expected_from=("processing",),
+        count_attempt=True,
+        message=message,
+    )
+
+
+def test_a_denied_sessions_page_shows_each_document_attempt_to_the_second(console, live_base_url, staff, onboarded):
+    session_id = _create_session(live_base_url, onboarded.live_key).json()["session"]["sessionId"]
+    session = VerificationSession.objects.get(pk=session_id)
+    document_path_choose(session=session)  # no camera: straight to the document step
+    _document_attempt(session_id, to="requires_doc", message=MESSAGE_DOCUMENT_UNREADABLE)
+    _document_attempt(session_id, to="requires_doc", message=MESSAGE_DOCUMENT_EXPIRED)
+    _document_attempt(session_id, to="denied", reason="document_invalid")
+    events = list(SessionEvent.objects.filter(session_id=session_id, to_status__in=("processing", "requires_doc")))
+
+    page = console
+    page.set_default_timeout(45_000)  # signing in hashes a password: slow on a loaded machine
+    page.goto(f"{live_base_url}/dashboard/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(f"{live_base_url}/dashboard/sessions/{session_id}/")
+
+    document = page.locator(".av-result", has=page.get_by_role("heading", name="Document"))
+    expect(document).not_to_contain_text("No result")
+    expect(document).to_contain_text("No document was accepted in 3 attempts")
+    rows = page.locator("#attempts-table tbody tr")
+    expect(rows).to_have_count(3)
+    sent = [
+        event.created_at for event in events if event.to_status == "processing" and event.from_status == "requires_doc"
+    ]
+    for index, (outcome, detail) in enumerate(
+        [
+            ("Asked again", MESSAGE_DOCUMENT_UNREADABLE),
+            ("Asked again", MESSAGE_DOCUMENT_EXPIRED),
+            ("Denied: Document invalid", "document analysed"),
+        ]
+    ):
+        cells = rows.nth(index).locator("th, td")
+        expect(cells.nth(0)).to_have_text(f"Document {index + 1}")
+        expect(cells.nth(1)).to_have_text(f"{sent[index]:%b} {sent[index].day}, {sent[index]:%Y %H:%M:%S} UTC")
+        expect(cells.nth(2)).to_have_text(outcome)
+        expect(cells.nth(3)).to_have_text(re.compile(r"^\w{3} \d{1,2}, \d{4} \d\d:\d\d:\d\d UTC$"))
+        expect(cells.nth(4)).to_have_text(detail)
+    # The history is to the second as well.
+    expect(page.locator("#history .av-muted").last).to_have_text(re.compile(r"\d\d:\d\d:\d\d UTC · document analysed$"))

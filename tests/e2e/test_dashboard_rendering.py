@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tenants.services import api_key_touch, membership_add
-from tests.factories import UserFactory, finished_session
+from tests.factories import UserFactory, delivery_with_attempt, finished_session
 
 pytestmark = pytest.mark.e2e
 
@@ -102,4 +102,41 @@ def test_key_rows_messages_and_delivery_counts_read_as_text(browser, live_base_u
     deliveries = page.get_by_role("region", name="Recent deliveries")
     expect(deliveries).to_contain_text("No events yet")
     expect(deliveries).not_to_contain_text("The last 0 events")
+    page.context.close()
+
+
+def _sideways(page) -> dict:
+    """How far the page scrolls sideways, and the elements that stick out past its right edge."""
+    return page.evaluate(
+        """() => {
+        const root = document.documentElement;
+        const out = [];
+        for (const element of document.body.querySelectorAll('*')) {
+            const box = element.getBoundingClientRect();
+            if (box.width && box.right > root.clientWidth + 1) {
+                out.push(element.tagName.toLowerCase() + (element.id ? '#' + element.id : '') +
+                         (element.className && typeof element.className === 'string' ? '.' + element.className : ''));
+            }
+        }
+        return {overflow: root.scrollWidth - root.clientWidth, outside: out.slice(0, 8)};
+    }"""
+    )
+
+
+def test_the_webhooks_page_does_not_scroll_sideways_on_a_phone(browser, live_base_url, staff, onboarded, screenshot):
+    delivery_with_attempt(onboarded.tenant)  # a delivery row, with its long address
+    page = signed_in(browser, live_base_url, 390, 844, device_scale_factor=2, is_mobile=True, has_touch=True)
+    page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="Webhooks").click()
+    expect(page.get_by_role("heading", name="Webhooks", exact=True)).to_be_visible()
+    page.get_by_label("Default address: live events").fill("https://hooks.partner.example.com/ageverify/webhooks/live")
+    page.locator("#webhook-address-live").get_by_role("button", name="Save address").click()
+    expect(page.locator(".messagelist")).to_be_visible()
+    page.locator("#signing-secret-live").get_by_role("button", name="Reveal").click()
+    expect(page.locator("#webhook-secret")).to_be_visible()
+    page.locator(".av-delivery summary .av-badge").first.click()  # a delivery's attempts, opened
+    expect(page.locator(".av-delivery[open] table")).to_be_visible()
+    screenshot(page, "dashboard-webhooks-phone")
+
+    sideways = _sideways(page)
+    assert sideways["overflow"] <= 0, sideways  # scrollWidth <= clientWidth; what sticks out, to find why
     page.context.close()

@@ -370,3 +370,31 @@ def test_a_key_with_client_sessions_creates_the_session_from_the_page(onboarded,
         "test",
         "approved",
     )
+
+
+def _overlap(one: dict, other: dict) -> bool:
+    return not (
+        one["x"] + one["width"] <= other["x"]
+        or other["x"] + other["width"] <= one["x"]
+        or one["y"] + one["height"] <= other["y"]
+        or other["y"] + other["height"] <= one["y"]
+    )
+
+
+@pytest.mark.parametrize("width", [390, 1100])
+def test_the_modals_close_button_leaves_the_test_mode_badge_visible(site, test_pk, partner, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    created = partner.create_session()
+    page.goto(site.origin + "/")
+    start(page, test_pk, clientSecret=created["clientSecret"])
+    badge = page.frame_locator(FRAME).locator("header.topbar .badge")
+    expect(badge).to_be_visible()
+
+    # Both boxes are in the partner page's coordinates (the frame's content is placed where the frame is).
+    badge_box = badge.bounding_box()
+    close_box = page.get_by_role("button", name="Close the age verification").bounding_box()
+
+    assert not _overlap(badge_box, close_box), (badge_box, close_box)
+    context.close()

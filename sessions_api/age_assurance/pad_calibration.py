@@ -117,7 +117,7 @@ def report_lines(calibration: Calibration) -> list[str]:
     if half and held_out:
         chosen = threshold_for(half, calibration.target)
         lines += [
-            f"  calibration half: threshold for BPCER <= {calibration.target:.0%}: {chosen:.4f} (on {len(half)} items)",
+            f"  calibration half: threshold for BPCER <= {calibration.target:.1%}: {chosen:.4f} (on {len(half)} items)",
             f"  held-out half at {chosen:.4f}: {bpcer(held_out, chosen)}",
         ]
     in_force = bpcer(everything, calibration.in_force)

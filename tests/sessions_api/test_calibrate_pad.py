@@ -46,7 +46,7 @@ def test_passive_prints_the_threshold_for_the_target_from_bona_fide_photos(tmp_p
 
     text = out.getvalue()
     assert text.startswith("passive: 6 genuine items, 0 skipped")
-    assert re.search(r"calibration half: threshold for BPCER <= 20%: 0\.\d{4} \(on \d items\)", text)
+    assert re.search(r"calibration half: threshold for BPCER <= 20.0%: 0\.\d{4} \(on \d items\)", text)
     assert re.search(r"threshold in force 0\.\d{4}, on all items: BPCER \d/6 = ", text)
 
 

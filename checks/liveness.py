@@ -37,7 +37,8 @@ the camera's label, the time the page saw each frame, and the step durations the
     frame, which a camera sensor never produces;
   * "flash": the server issued a colour per frame (checks.flash) and the page did not show it, or the
     face's skin does not follow it;
-  * "passive": the MiniFASNet models (checks.passive) take the frontal frames for a print or a screen.
+  * "passive": the MiniFASNet models (checks.passive) take the frontal frames (the final "center"
+    step's) for a print or a screen.
 A signal in `flag_only` is reported without refusing; any other refuses (is_live False, score 0).
 Without a capture record (the photo-upload fallback) only "replay" and "passive" can fire.
 
@@ -181,16 +182,18 @@ def check_liveness(
     if capture is not None and not _timing_followed(frames, challenge, capture):
         signals.append("timing")
     positions = _sampled_positions(groups)
+    # The passive models read the last step's frames, the frontal ones the age estimate uses (~30 ms a frame).
+    last = len(groups) - 1
     analysed = [
-        [_analyse(images[i], passive=step == "center") for i in indexes]
-        for (step, images), indexes in zip(groups, positions)
+        [_analyse(images[i], passive=index == last) for i in indexes]
+        for index, ((_, images), indexes) in enumerate(zip(groups, positions))
     ]
     sequence = [frame for group in analysed for frame in group]
     if _is_replay(sequence):
         signals.append("replay")
     if capture is not None and capture.flash and not _flash_followed(groups, positions, analysed, capture):
         signals.append("flash")
-    if _passive_veto(analysed, groups):
+    if _passive_veto(sequence):
         signals.append("passive")
     if capture is not None and "timing" not in signals and not _every_frame_posed(groups, analysed):
         signals.append("timing")
@@ -296,15 +299,9 @@ def capture_flash_score(frames: list[tuple[str, bytes]], flash: Sequence[str]) -
     return _flash_score(groups, positions, analysed, list(flash))
 
 
-def _passive_veto(analysed: list[list[_Frame]], groups: list[tuple[str, list[bytes]]]) -> bool:
+def _passive_veto(sequence: list[_Frame]) -> bool:
     """The frontal frames' median real-face probability (checks.passive) is under the threshold."""
-    scores = [
-        frame.real
-        for (step, _), group in zip(groups, analysed)
-        if step == "center"
-        for frame in group
-        if frame.real is not None
-    ]
+    scores = [frame.real for frame in sequence if frame.real is not None]
     if not scores:
         return False
     score = float(np.median(scores))

@@ -40,10 +40,11 @@ def main() -> None:
 
     from checks.age import estimate_age
     from checks.document import read_document
-    from checks.liveness import check_liveness, frontal_frames
+    from checks.liveness import Capture, check_liveness, frontal_frames
     from tests.checks.conftest import jpeg
     from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
     from tests.support.faces import challenge_frames
+    from tests.support.pad import capture_make
 
     today = datetime.date(2026, 11, 22)
     selfie = jpeg(data.astronaut())
@@ -55,6 +56,21 @@ def main() -> None:
         assert liveness.is_live
         estimate_age(frontal_frames(frames, challenge))
 
+    # As the page sends it: with its capture record, so timing, the colour flash and the passive veto all run.
+    genuine = capture_make("genuine", seed=1)
+    record = Capture(
+        genuine["camera"],
+        tuple(genuine["times"]),
+        tuple(genuine["durations"]),
+        flash=tuple(genuine["flash"]),
+        shown=tuple(genuine["flash"]),
+    )
+
+    def recorded_selfie_decision() -> None:
+        liveness = check_liveness(genuine["frames"], genuine["challenge"], record)
+        assert liveness.is_live and not liveness.signals
+        estimate_age(frontal_frames(genuine["frames"], genuine["challenge"]))
+
     documents = {
         "document: PDF417 straight": encode(pdf417_card(aamva_payload())),
         "document: PDF417 skewed 5 degrees": encode(pdf417_card(aamva_payload(), skew_degrees=5)),
@@ -65,6 +81,7 @@ def main() -> None:
     measure("age estimation, 512 x 512 selfie", lambda: estimate_age(selfie), repeat)
     measure(f"liveness, {len(frames)} frames 480 x 480", lambda: check_liveness(frames, challenge), repeat)
     measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat)
+    measure("selfie decision with capture record (timing, flash, passive)", recorded_selfie_decision, repeat)
     for name, image in documents.items():
         ocr = "MRZ" in name
         measure(

@@ -34,9 +34,13 @@ the camera's label, the time the page saw each frame, and the step durations the
     changes do not follow this session's random timing fails;
   * "replay": two frames that are not consecutive are the same picture to within REPLAY_DIFFERENCE
     (32x32 grey fingerprints, kept in memory during the analysis only): a looped clip or a replayed
-    frame, which a camera sensor never produces.
+    frame, which a camera sensor never produces;
+  * "flash": the server issued a colour per frame (checks.flash) and the page did not show it, or the
+    face's skin does not follow it;
+  * "passive": the MiniFASNet models (checks.passive) take the frontal frames (the final "center"
+    step's) for a print or a screen.
 A signal in `flag_only` is reported without refusing; any other refuses (is_live False, score 0).
-Without a capture record (the photo-upload fallback) only "replay" can fire.
+Without a capture record (the photo-upload fallback) only "replay" and "passive" can fire.
 
 The thresholds were set on synthetic turns of a real face (tests/support/faces.py), not on a
 corpus of real captures: tune them on real sessions (the debug log names the weakest condition).
@@ -57,8 +61,10 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from checks.faces import Face, dominant_face, face_engine
+from checks.flash import FLASH_MIN_SCORE, flash_score, skin_colour
 from checks.head_pose import face_width_ratio, head_yaw
 from checks.images import ImageRejected, open_image
+from checks.passive import PASSIVE_THRESHOLD, passive_models
 from checks.results import Liveness, Retake, gettext_noop
 
 logger = logging.getLogger(__name__)
@@ -85,7 +91,7 @@ SLACK_MS = 400  # lateness a busy phone may add to a step's end
 MIN_GAP_MS = 120  # frames closer than this do not come from the page's capture pace
 MAX_GAP_MS = 5_000  # nor frames further apart
 STEP_MS = (2_400, 4_000)  # the range of the issued step durations
-SIGNALS = ("virtualCamera", "timing", "replay")
+SIGNALS = ("virtualCamera", "timing", "replay", "flash", "passive")
 # Labels of the virtual cameras the injection tools install (lower case); Chromium's own fake
 # device ("fake_device_0") is left out: the browser tests use it for the still-photo attack.
 VIRTUAL_CAMERA_WORDS = (
@@ -134,11 +140,15 @@ def challenge_new() -> list[str]:
 @dataclass(frozen=True)
 class Capture:
     """What the page recorded of its capture: the camera's label and, per frame in upload order, the
-    milliseconds since the user pressed Start; `durations` are the step durations the server issued."""
+    milliseconds since the user pressed Start and the screen colour it showed (`shown`); `durations` are
+    the step durations and `flash` the colours (one per frame) the server issued. No `flash`: a capture
+    issued before the colour challenge existed, not held to it."""
 
     label: str
     times: tuple[int, ...]
     durations: tuple[int, ...]
+    flash: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
 
 
 def challenge_durations(challenge: Sequence[str]) -> list[int]:
@@ -171,10 +181,20 @@ def check_liveness(
         signals.append("virtualCamera")
     if capture is not None and not _timing_followed(frames, challenge, capture):
         signals.append("timing")
-    analysed = [[_analyse(data) for data in _sample(images, MAX_FRAMES_PER_STEP)] for _, images in groups]
+    positions = _sampled_positions(groups)
+    # The passive models read the last step's frames, the frontal ones the age estimate uses (~30 ms a frame).
+    last = len(groups) - 1
+    analysed = [
+        [_analyse(images[i], passive=index == last) for i in indexes]
+        for index, ((_, images), indexes) in enumerate(zip(groups, positions))
+    ]
     sequence = [frame for group in analysed for frame in group]
     if _is_replay(sequence):
         signals.append("replay")
+    if capture is not None and capture.flash and not _flash_followed(groups, positions, analysed, capture):
+        signals.append("flash")
+    if _passive_veto(sequence):
+        signals.append("passive")
     if capture is not None and "timing" not in signals and not _every_frame_posed(groups, analysed):
         signals.append("timing")
     if any(frame.several_faces for frame in sequence):
@@ -232,6 +252,63 @@ def _every_frame_posed(groups: list[tuple[str, list[bytes]]], analysed: list[lis
     return True
 
 
+def _sampled_positions(groups: list[tuple[str, list[bytes]]]) -> list[list[int]]:
+    """Per step, the indexes (within the step) of the frames analysed: all, or MAX_FRAMES_PER_STEP spread out."""
+    positions = []
+    for _, images in groups:
+        if len(images) <= MAX_FRAMES_PER_STEP:
+            positions.append(list(range(len(images))))
+        else:
+            positions.append([int(i) for i in np.linspace(0, len(images) - 1, MAX_FRAMES_PER_STEP).round()])
+    return positions
+
+
+def _flash_followed(
+    groups: list[tuple[str, list[bytes]]], positions: list[list[int]], analysed: list[list[_Frame]], capture: Capture
+) -> bool:
+    """The page showed the issued colours, frame by frame, and the face's skin followed them (checks.flash)."""
+    count = sum(len(images) for _, images in groups)
+    issued = [capture.flash[i % len(capture.flash)] for i in range(count)]
+    if list(capture.shown) != issued:
+        return False
+    score = _flash_score(groups, positions, analysed, issued)
+    logger.debug("flash score %.3f", score)
+    return score >= FLASH_MIN_SCORE
+
+
+def _flash_score(
+    groups: list[tuple[str, list[bytes]]], positions: list[list[int]], analysed: list[list[_Frame]], shown: list[str]
+) -> float:
+    steps, colours, skins = [], [], []
+    offset = 0
+    for index, ((_, images), indexes, group) in enumerate(zip(groups, positions, analysed)):
+        for position, frame in zip(indexes, group):
+            steps.append(str(index))
+            colours.append(shown[(offset + position) % len(shown)])
+            skins.append(frame.skin)
+        offset += len(images)
+    return flash_score(steps, colours, skins)
+
+
+def capture_flash_score(frames: list[tuple[str, bytes]], flash: Sequence[str]) -> float:
+    """The flash score (checks.flash) of a capture's frames against the colours shown with them, for calibrating
+    FLASH_MIN_SCORE (sessions_api.age_assurance.pad_calibration)."""
+    groups = _group_by_step(frames)
+    positions = _sampled_positions(groups)
+    analysed = [[_analyse(images[i]) for i in indexes] for (_, images), indexes in zip(groups, positions)]
+    return _flash_score(groups, positions, analysed, list(flash))
+
+
+def _passive_veto(sequence: list[_Frame]) -> bool:
+    """The frontal frames' median real-face probability (checks.passive) is under the threshold."""
+    scores = [frame.real for frame in sequence if frame.real is not None]
+    if not scores:
+        return False
+    score = float(np.median(scores))
+    logger.debug("passive real-face probability %.3f", score)
+    return score < PASSIVE_THRESHOLD
+
+
 def _is_replay(sequence: list[_Frame]) -> bool:
     """Two frames that are not consecutive are one picture: a looped or replayed clip."""
     pictures = [frame if frame.thumbnail.any() else None for frame in sequence]  # undecodable: no picture
@@ -286,9 +363,11 @@ class _Frame:
     age: float | None
     thumbnail: np.ndarray  # 32x32 grey of the whole frame, for still-picture detection
     digest: bytes
+    skin: np.ndarray | None = None  # mean RGB of the face's skin, for the colour flash (checks.flash)
+    real: float | None = None  # the passive models' real-face probability (frontal frames only)
 
 
-def _analyse(data: bytes) -> _Frame:
+def _analyse(data: bytes, *, passive: bool = False) -> _Frame:
     digest = hashlib.sha256(data).digest()
     try:
         picture = open_image(data)
@@ -303,7 +382,12 @@ def _analyse(data: bytes) -> _Frame:
     yaw = head_yaw(face.landmarks)
     _remember_pose(digest, None if several else _Pose(yaw=yaw, area=face.area))
     age = float(engine.ages([face.age_input])[0])
-    return _Frame(face, several, yaw, _normalised_crop(face.chip), age, thumbnail, digest)
+    real = None
+    if passive:
+        scale = picture.width / face.image_size[0]  # the face was found on a rescaled copy
+        real = passive_models().real_probability(picture, tuple(v * scale for v in face.box))
+    crop = _normalised_crop(face.chip)
+    return _Frame(face, several, yaw, crop, age, thumbnail, digest, skin_colour(face.chip), real)
 
 
 def _normalised_crop(chip: np.ndarray) -> np.ndarray:
@@ -411,13 +495,6 @@ def _group_by_step(frames: Sequence[tuple[str, bytes]]) -> list[tuple[str, list[
         else:
             groups.append((step, [data]))
     return groups
-
-
-def _sample(images: list[bytes], limit: int) -> list[bytes]:
-    if len(images) <= limit:
-        return images
-    indexes = np.linspace(0, len(images) - 1, limit).round().astype(int)
-    return [images[i] for i in indexes]
 
 
 def _validate_challenge(challenge: Sequence[str]) -> None:

@@ -158,6 +158,7 @@ def _head_turns(session) -> dict:
         "steps": steps,
         "challenge": ",".join(session.liveness_challenge),
         "timing": ",".join(str(ms) for ms in session.liveness_timing or []),
+        "flash": ",".join(session.liveness_flash or []),
     }
 
 

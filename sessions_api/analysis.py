@@ -101,7 +101,13 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     try:
         record = None
         if capture is not None:
-            record = Capture(capture["label"], tuple(capture["times"]), tuple(capture["durations"]))
+            record = Capture(
+                capture["label"],
+                tuple(capture["times"]),
+                tuple(capture["durations"]),
+                flash=tuple(capture.get("flash") or ()),  # absent from records queued before the colour flash
+                shown=tuple(capture.get("shown") or ()),
+            )
         flag_only = frozenset(session.tenant.liveness_flag_only or [])
         liveness = check_liveness(frames, list(session.liveness_challenge), record, flag_only=flag_only)
         age = None

@@ -49,6 +49,9 @@ class VerificationSession(models.Model):
     evidence_seal = models.TextField(blank=True, default="")
     # The step durations (ms) issued with it: the page follows them, the liveness check holds frames to them.
     liveness_timing = models.JSONField(default=list, blank=True)
+    # The screen colours (one per frame) issued with it: the page shows them, the face must reflect them
+    # (checks.flash). Not biometric; empty for a challenge issued before the colour flash existed.
+    liveness_flash = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)

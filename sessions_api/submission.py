@@ -75,16 +75,19 @@ class SubmissionRejected(Exception):
 def selfie_challenge_issue(*, session: VerificationSession) -> list[str]:
     """A fresh head-turn challenge for the selfie page, or for the document page under the presence policy,
     stored on the session (not biometric data)."""
+    from checks.flash import FLASH_FRAMES_PER_STEP, flash_sequence_new
     from checks.liveness import challenge_durations, challenge_new
 
     challenge = challenge_new()
     timing = challenge_durations(challenge)
+    flash = flash_sequence_new(FLASH_FRAMES_PER_STEP * len(challenge))
     updated = VerificationSession.objects.filter(
         pk=session.pk, status__in=(Status.INITIATED, Status.REQUIRES_DOC)
-    ).update(liveness_challenge=challenge, liveness_timing=timing, updated_at=timezone.now())
+    ).update(liveness_challenge=challenge, liveness_timing=timing, liveness_flash=flash, updated_at=timezone.now())
     if updated:
         session.liveness_challenge = challenge
         session.liveness_timing = timing
+        session.liveness_flash = flash
     return challenge
 
 
@@ -92,7 +95,8 @@ MAX_CAPTURE_RECORD = 4_096  # characters of the page's capture record
 
 
 def _capture_record(session: VerificationSession, record: str | None) -> dict | None:
-    """The page's capture record (JSON: the camera's label, one time in ms per frame), with the issued timing.
+    """The page's capture record (JSON: the camera's label, one time in ms and one screen colour per frame),
+    with the issued timing and colours.
 
     None when the page sent none (the photo-upload fallback). A record that cannot be read is kept as
     an empty one, which the timing check refuses, rather than dropped, which would skip the check.
@@ -103,9 +107,16 @@ def _capture_record(session: VerificationSession, record: str | None) -> dict | 
         parsed = json.loads(record[:MAX_CAPTURE_RECORD])
         label = str(parsed.get("label", ""))[:200]
         times = [int(t) for t in parsed.get("times", [])][: 4 * MAX_FRAMES_PER_STEP * 8]
+        shown = [str(colour)[:16] for colour in parsed.get("colors", [])][: 4 * MAX_FRAMES_PER_STEP * 8]
     except (ValueError, TypeError, AttributeError):
-        label, times = "", []
-    return {"label": label, "times": times, "durations": list(session.liveness_timing or [])}
+        label, times, shown = "", [], []
+    return {
+        "label": label,
+        "times": times,
+        "durations": list(session.liveness_timing or []),
+        "flash": list(session.liveness_flash or []),
+        "shown": shown,
+    }
 
 
 def _check_headers(images: list[bytes]) -> None:

@@ -25,7 +25,7 @@ def new_tenant_id() -> str:
     return prefixed_ulid("ten")
 
 
-# The liveness check's attack signals (checks.liveness.SIGNALS, plus the reserved flash and passive).
+# The liveness check's attack signals (checks.liveness.SIGNALS; tests/tenants hold the two to the same list).
 LIVENESS_SIGNALS = ("virtualCamera", "timing", "replay", "flash", "passive")
 
 

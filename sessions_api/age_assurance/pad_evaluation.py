@@ -8,6 +8,8 @@ A capture set is a directory of captures, one sub-directory each, holding `captu
      "durations": [3100, 2600, 3800, 2900], # ms per step, as the server issued them
      "camera": "FaceTime HD Camera",        # the camera's label as the page saw it ("" if none)
      "times": [1004, 1980, ...],            # ms since Start per frame, in frame order; null: photo upload
+     "flash": ["red", "blue", ...],         # the screen colour per frame the server issued; absent: none
+     "shown": ["red", "blue", ...],         # the colour per frame the page reported showing (default: flash)
      "frames": [["left", "000.jpg"], ...],  # step and file, in capture order
      "consent": "C-2026-001"}               # the consent record (genuine and attack both need one)
 
@@ -61,6 +63,8 @@ def capture_read(path: Path) -> dict:
             "durations": [int(ms) for ms in record.get("durations") or []],
             "camera": str(record.get("camera") or ""),
             "times": None if record.get("times") is None else [int(t) for t in record["times"]],
+            "flash": [str(colour) for colour in record.get("flash") or []],
+            "shown": [str(colour) for colour in record.get("shown") or record.get("flash") or []],
             "frames": frames,
         }
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -73,7 +77,13 @@ def judge(capture: dict):
 
     record = None
     if capture["times"] is not None:
-        record = Capture(capture["camera"], tuple(capture["times"]), tuple(capture["durations"]))
+        record = Capture(
+            capture["camera"],
+            tuple(capture["times"]),
+            tuple(capture["durations"]),
+            flash=tuple(capture["flash"]),
+            shown=tuple(capture["shown"]),
+        )
     return check_liveness(capture["frames"], capture["challenge"], record)
 
 

@@ -426,7 +426,9 @@ class LivenessOutputSerializer(serializers.Serializer):
         help_text=(
             "The attack signals that fired on the capture (docs/pad.md): virtualCamera (the camera's label "
             "names a virtual camera), timing (frames off the server's timing or cadence), replay (a frame "
-            "repeated or looped). flash and passive are reserved. Empty when none fired."
+            "repeated or looped), flash (the face did not reflect the screen colours the server issued for "
+            "each frame), passive (the anti-spoofing model took the frontal face for a print or a screen). "
+            "Empty when none fired."
         ),
     )
 

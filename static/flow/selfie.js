@@ -4,7 +4,10 @@
    The server issues each step's duration ([data-timing], ms): step i starts when the steps before it have
    run their time, and its frames are taken from GRACE_MS after its start to just before its end. The page
    sends its capture record with the frames (a hidden "capture" field, JSON): the camera's label and the
-   time, in ms since Start, at which it took each frame; checks.liveness holds the frames to both. */
+   time, in ms since Start, at which it took each frame; checks.liveness holds the frames to both.
+   The server also issues a screen colour per frame ([data-flash]): from just after the frame before, the page
+   fills the screen around the camera panel with that colour, so the face reflects it when the frame is taken,
+   and records the colour it showed ("colors" in the capture record); checks.flash holds the skin to it. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-selfie]");
@@ -32,9 +35,15 @@
   var capturing = false;
   var timingField = root.querySelector("[data-timing]");
   var durations = (timingField && timingField.value ? timingField.value.split(",") : []).map(Number);
+  var flashField = root.querySelector("[data-flash]");
+  // The document page's head turns are not judged on their capture record yet (docs/pad.md): no flash there.
+  var flashes = flashField && flashField.value && !onDocumentPage ? flashField.value.split(",") : [];
+  var FLASH_CSS = { red: "#ff0000", green: "#00ff00", blue: "#0000ff" };  // checks.flash.FLASH_COLOURS
+  var flashScreen = null;
   var cameraLabel = "";
   var started = 0;
   var times = [];
+  var colors = [];
 
   panel.hidden = false;
   fallback.open = false;
@@ -82,6 +91,27 @@
     return total;
   }
 
+  // Shows the colour of the next frame (the times.length-th); the scripted test camera reads data-flash-color.
+  function flash() {
+    if (!flashes.length) { return; }
+    var name = flashes[times.length % flashes.length];
+    if (!flashScreen) {
+      flashScreen = document.createElement("div");
+      flashScreen.className = "flash-screen";
+      flashScreen.setAttribute("aria-hidden", "true");
+      document.body.appendChild(flashScreen);
+      document.body.classList.add("flashing");
+    }
+    flashScreen.style.background = FLASH_CSS[name] || "";
+    root.setAttribute("data-flash-color", name);
+  }
+
+  function flashEnd() {
+    if (flashScreen) { flashScreen.remove(); flashScreen = null; }
+    document.body.classList.remove("flashing");
+    root.removeAttribute("data-flash-color");
+  }
+
   // Waits until `ms` after Start, on the page's clock, whatever the capture before it took.
   function until(ms) { return AvCamera.wait(Math.max(0, ms - (performance.now() - started))); }
 
@@ -98,9 +128,10 @@
       chain = chain.then(until.bind(null, at))
                    .then(function () {
                      times.push(Math.round(performance.now() - started));
+                     if (flashes.length) { colors.push(root.getAttribute("data-flash-color") || ""); }
                      return AvCamera.capture(video, FRAME_WIDTH, 0.9);
                    })
-                   .then(function (blob) { blobs.push(blob); });
+                   .then(function (blob) { blobs.push(blob); flash(); });
     }
     return chain.then(function () { AvCamera.attach(input, blobs, input.name); });
   }
@@ -109,7 +140,7 @@
     var field = form.querySelector("input[name=capture]") || document.createElement("input");
     field.type = "hidden";
     field.name = "capture";
-    field.value = JSON.stringify({ label: cameraLabel, times: times });
+    field.value = JSON.stringify({ label: cameraLabel, times: times, colors: colors });
     form.appendChild(field);
   }
 
@@ -119,6 +150,8 @@
     startButton.disabled = true;
     started = performance.now();
     times = [];
+    colors = [];
+    flash();
     var chain = Promise.resolve();
     inputs.forEach(function (input, index) {
       chain = chain.then(function () { return captureStep(input, index); });
@@ -126,10 +159,12 @@
     chain.then(function () {
       instruction.textContent = AvText("selfieThanks");
       status.textContent = AvText("selfieSending");
+      flashEnd();
       record();
       AvCamera.stop(video);
       form.submit();
     }, function () {
+      flashEnd();
       capturing = false;
       startButton.disabled = false;  // the document's photo, if any, stays in the form: only the head turns again
       failed(AvText("selfieCaptureFailed"));

@@ -4,6 +4,7 @@ import html
 import re
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from tests.factories import delivery_with_attempt, finished_session, session_created_days_ago, session_past_expiry
@@ -132,13 +133,14 @@ def test_session_pages_are_read_only(dashboard, onboarded):
         assert dashboard.get(f"/dashboard/sessions/{path}").status_code == 404
 
 
-def test_the_detail_page_shows_the_liveness_signals_that_fired(dashboard, onboarded):
+@pytest.mark.parametrize("fired", [["virtualCamera", "timing"], ["flash", "passive"]])
+def test_the_detail_page_shows_the_liveness_signals_that_fired(dashboard, onboarded, fired):
     from sessions_api.models import LivenessResult
 
     session = finished_session(onboarded.tenant, status="denied")
-    LivenessResult.objects.filter(session=session).update(signals=["virtualCamera", "timing"])
+    LivenessResult.objects.filter(session=session).update(signals=fired)
 
     page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
 
     signals = page.split('data-field="signals">', 1)[1].split("</dd>", 1)[0]
-    assert re.findall(r">(\w+)</span>", signals) == ["virtualCamera", "timing"]
+    assert re.findall(r">(\w+)</span>", signals) == fired

@@ -73,6 +73,10 @@ NOT_RUN = {
     ".venv/bin/python bench/api.py": "benchmarks, run by hand on a quiet machine",
     ".venv/bin/python bench/pad.py": "a benchmark run by hand (minutes of face analysis); "
     "tests/sessions_api/test_evaluate_pad.py runs the same evaluation on a small capture set",
+    "DEBUG=1 .venv/bin/python manage.py calibrate_pad": "needs the research data (minutes of face analysis); "
+    "tests/sessions_api/test_calibrate_pad.py runs the command on a small set",
+    ".venv/bin/python tools/pad-recorder/recorder.py": "serves until stopped and needs a person in front of a "
+    "camera; tests/tools/test_pad_recorder.py drives the tool over HTTP",
     ".venv/bin/python manage.py evaluate_pad": "needs a capture set (DIR); tests/sessions_api/test_evaluate_pad.py "
     "runs the command on one",
     "DEBUG=1 .venv/bin/python manage.py flow_messages": "rewrites the .po catalogues (translators' workflow); "

@@ -7,9 +7,12 @@ Each attack makes one attempt on the selfie page and is judged as the partner wo
   * a fixed-order replay of the head turns, in the issued order (the attacker's best case) at a cadence
     of its own: refused, the poses do not follow the server's random step durations;
   * a device labelled as a virtual camera ("OBS Virtual Camera") that otherwise follows the page: refused;
-  * frames injected by a script that follows the page's instructions: ACCEPTED. This is the residual
-    risk the statement names: a script that reads the page and draws the asked pose cannot be told
-    from a camera by the pictures and their timing alone.
+  * frames that follow the page's instructions and timing but not its screen colours (a capture recorded
+    before this session's colour sequence existed: untinted, or tinted with other colours): refused (flash);
+  * frames injected by a script that follows the page's instructions and tints its pictures with the
+    colour the page shows: ACCEPTED. This is the residual risk the statement names: a script that reads
+    the page and draws the asked pose in the asked light cannot be told from a camera by the pictures
+    and their timing alone.
 """
 
 from __future__ import annotations
@@ -133,4 +136,24 @@ def test_frames_injected_by_a_script_that_follows_the_page_pass_the_residual_ris
     expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible(timeout=ANALYSIS_TIMEOUT_MS)
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
-    assert body["liveness"]["isLive"] is True
+    assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == []  # flash and passive passed too
+
+
+@pytest.mark.parametrize("recording", ["untinted", "other colours"])
+def test_a_capture_not_lit_by_this_sessions_colours_is_refused(
+    recording, live_partner, live_base_url, browser, celery_worker, age_policy_file
+):
+    """Poses and timing follow the page; the face's colour does not follow its screen (a recording or a
+    face-swap prepared before the sequence existed)."""
+    age_policy_file({18: 25.0})
+    page = clocked_page(browser, SCRIPTED_CAMERA_JS)
+    created = live_partner.create_session(subject=f"flash-{recording[:5]}", age_limit=18, **return_urls(live_base_url))
+    challenge = open_selfie_page(page, created)
+    _load_scripted(page, challenge)
+    if recording == "untinted":
+        page.evaluate("window.__fakeCamera.reflect = 0")
+    else:
+        page.evaluate("window.__fakeCamera.wrongColours = true")
+    take_selfie(page, scripted=True)
+    _refused_as_not_live(page, live_partner, created["sessionId"])
+    page.context.close()

@@ -7,6 +7,7 @@ worker on the real Redis broker, with synthetic faces and documents from tests/s
 import base64
 import datetime
 import json
+import random
 import tempfile
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from tests.support.flow import (
     post_document_with_head_turns,
     post_selfie,
 )
-from tests.support.pad import page_times
+from tests.support.pad import page_times, reflect
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
@@ -262,15 +263,20 @@ def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, ce
     assert "dates printed on your document do not match" in visitor.client.get("/flow/document").content.decode()
 
 
-def _selfie_with_capture_record(visitor, *, label: str) -> None:
-    """The selfie page's form as the camera page sends it: the frames and its capture record."""
+def _selfie_with_capture_record(visitor, *, label: str, reflecting: bool = True) -> None:
+    """The selfie page's form as the camera page sends it: the frames, lit by the issued screen colours
+    (`reflecting`; else as recorded before they existed), and its capture record."""
     visitor.client.get("/flow/selfie")
     session = visitor.session
     challenge = session.liveness_challenge
+    flash = session.liveness_flash
     frames = challenge_frames(challenge)
+    if reflecting:
+        rng = random.Random(1)
+        frames = [(step, reflect(data, colour, 0.04, rng)) for (step, data), colour in zip(frames, flash)]
     form = {
         "challenge": ",".join(challenge),
-        "capture": json.dumps({"label": label, "times": page_times(session.liveness_timing)}),
+        "capture": json.dumps({"label": label, "times": page_times(session.liveness_timing), "colors": flash}),
     }
     for index, step in enumerate(challenge):
         form[f"frame_{index}_{step}"] = [
@@ -296,3 +302,34 @@ def test_a_virtual_camera_is_refused_unless_the_tenant_only_flags_it(api, onboar
     body = api.get(f"/v1/sessions/{flagged.session_id}").json()
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
     assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == ["virtualCamera"]
+
+
+def test_a_capture_not_lit_by_the_issued_colours_is_refused_unless_the_tenant_only_flags_it(
+    api, onboarded, celery_worker, age_policy_file
+):
+    age_policy_file({10: 12.0})
+    refused = open_flow(api, age_limit=10)
+    _selfie_with_capture_record(refused, label="Integrated Camera", reflecting=False)
+    session = analysed(refused)
+    assert len(session.liveness_flash) == 3 * len(session.liveness_challenge)
+    assert (session.status, session.selfie_attempts) == ("initiated", 1)
+
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(liveness_flag_only=["flash"])
+    flagged = open_flow(api, age_limit=10)
+    _selfie_with_capture_record(flagged, label="Integrated Camera", reflecting=False)
+    analysed(flagged)
+
+    body = api.get(f"/v1/sessions/{flagged.session_id}").json()
+    assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "age_estimation")
+    assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == ["flash"]
+
+
+def test_a_capture_lit_by_the_issued_colours_passes_without_signals(api, onboarded, celery_worker, age_policy_file):
+    age_policy_file({10: 12.0})
+    visitor = open_flow(api, age_limit=10)
+    _selfie_with_capture_record(visitor, label="Integrated Camera")
+    analysed(visitor)
+
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["session"]["status"] == "approved"
+    assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == []

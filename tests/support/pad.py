@@ -8,12 +8,17 @@ the step starts to 150 ms before it ends (static/flow/selfie.js), at the times a
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from pathlib import Path
 
+import numpy as np
+from PIL import Image
+
+from checks.flash import FLASH_COLOURS
 from checks.liveness import STEP_MS
-from tests.support.faces import challenge_frames, still_frames
+from tests.support.faces import challenge_frames, encode, still_frames
 
 FRAMES_PER_STEP = 3
 # The moves checks.liveness.challenge_new can issue before the final "center".
@@ -26,6 +31,13 @@ CHALLENGES = [
     ("right", "center", "left"),
 ]
 GRACE_MS, END_MARGIN_MS = 1000, 150
+# The modelled reflection of the screen's colour on a face (checks.flash), for synthetic genuine captures: the
+# colour's channel gains REFLECTION (a fraction, drawn per capture) over the whole frame, and each frame's
+# exposure and white balance wander by EXPOSURE_JITTER and BALANCE_JITTER (standard deviations), as an
+# automatic camera's do. Assumptions, not measurements: real reflections await the recording kit (docs/pad.md).
+REFLECTION = (0.02, 0.06)
+EXPOSURE_JITTER = 0.03
+BALANCE_JITTER = 0.01
 ATTACKS = (
     "still_image",
     "looped_clip",
@@ -46,8 +58,20 @@ def page_times(durations: list[int]) -> list[int]:
     return times
 
 
+def reflect(jpeg: bytes, colour: str, strength: float, rng: random.Random) -> bytes:
+    """The frame as a camera would see it lit by the screen's `colour` (see REFLECTION)."""
+    pixels = np.asarray(Image.open(io.BytesIO(jpeg)).convert("RGB"), dtype=np.float64)
+    gain = np.array([1.0 + rng.gauss(0, BALANCE_JITTER) for _ in range(3)]) * (1.0 + rng.gauss(0, EXPOSURE_JITTER))
+    gain[FLASH_COLOURS[colour][1]] *= 1.0 + strength
+    return encode(Image.fromarray(np.clip(pixels * gain, 0, 255).astype(np.uint8)))
+
+
 def capture_make(kind: str, seed: int) -> dict:
-    """One capture of `kind` ("genuine" or an attack of ATTACKS)."""
+    """One capture of `kind` ("genuine" or an attack of ATTACKS).
+
+    Every capture is issued a colour sequence (checks.flash); genuine captures and the script injection
+    (which can read the page's colour as well as its instruction) reflect it, the other attacks were
+    recorded before it existed and do not."""
     rng = random.Random(seed)  # the same capture for the same seed: challenge, timing, frames
     challenge = [*rng.choice(CHALLENGES), "center"]
     durations = [rng.randrange(STEP_MS[0], STEP_MS[1] + 1, 100) for _ in challenge]
@@ -74,6 +98,10 @@ def capture_make(kind: str, seed: int) -> dict:
             used[step] += 1
     else:
         raise ValueError(f"unknown kind {kind}")
+    flash = _flash_sequence(len(steps), random.Random(seed + 7))
+    if kind in ("genuine", "script_injection"):
+        strength = rng.uniform(*REFLECTION)
+        pictures = [reflect(data, colour, strength, rng) for data, colour in zip(pictures, flash)]
     return {
         "kind": "genuine" if kind == "genuine" else "attack",
         "attack": None if kind == "genuine" else kind,
@@ -81,8 +109,18 @@ def capture_make(kind: str, seed: int) -> dict:
         "durations": durations,
         "camera": camera,
         "times": times,
+        "flash": flash,
         "frames": list(zip(steps, pictures)),
     }
+
+
+def _flash_sequence(count: int, rng: random.Random) -> list[str]:
+    """Seeded, but shaped like checks.flash.flash_sequence_new's: never the same colour twice in a row."""
+    names = list(FLASH_COLOURS)
+    sequence = [rng.choice(names)]
+    while len(sequence) < count:
+        sequence.append(rng.choice([name for name in names if name != sequence[-1]]))
+    return sequence
 
 
 def capture_write(directory: Path, name: str, capture: dict) -> Path:

@@ -1,6 +1,7 @@
 """Celery shells around session services."""
 
 import base64
+import zlib
 
 from celery import shared_task
 from django.conf import settings
@@ -35,6 +36,23 @@ def stuck_analyses_release() -> int:
 # --- analysis of selfies and documents (sessions_api.analysis) ---
 # The images travel in the task message (base64, as the JSON serializer needs text) and nowhere
 # else; an unconsumed message expires (ANALYSIS_TASK_EXPIRES), so a backlog cannot keep biometric data around.
+
+
+ANALYSIS_QUEUE = "analysis"
+
+
+def analysis_queue_of(tenant_id) -> str:
+    """The queue of a tenant's analyses: one of ANALYSIS_QUEUE_SHARDS, chosen by the tenant's id."""
+    shards = settings.ANALYSIS_QUEUE_SHARDS if settings.REDIS_URL else 1
+    if shards == 1:
+        return ANALYSIS_QUEUE
+    return f"{ANALYSIS_QUEUE}.{zlib.crc32(str(tenant_id).encode()) % shards}"
+
+
+def analysis_queues() -> list[str]:
+    """Every queue an analysis worker (`celery worker -Q analysis`) takes from, in turn (ageverify.celery)."""
+    shards = settings.ANALYSIS_QUEUE_SHARDS if settings.REDIS_URL else 1
+    return [ANALYSIS_QUEUE] + ([f"{ANALYSIS_QUEUE}.{shard}" for shard in range(shards)] if shards > 1 else [])
 
 
 def _encode(data: bytes) -> str:

@@ -171,7 +171,10 @@ def selfie_submit(
     _check_headers([data for _, data in frames])
     record = _capture_record(session, capture)
     _submit(
-        session, Status.INITIATED, lambda: selfie_analysis_queue(session.id, frames, record), cause="selfie submitted"
+        session,
+        Status.INITIATED,
+        lambda: selfie_analysis_queue(session.id, frames, record, tenant_id=session.tenant_id),
+        cause="selfie submitted",
     )
 
 
@@ -226,7 +229,7 @@ def document_submit(
     _submit(
         session,
         Status.REQUIRES_DOC,
-        lambda: document_analysis_queue(session.id, image, back, frames),
+        lambda: document_analysis_queue(session.id, image, back, frames, tenant_id=session.tenant_id),
         cause="document submitted",
     )
 

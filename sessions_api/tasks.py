@@ -91,8 +91,11 @@ def _time_limits() -> dict:
     return {"soft_time_limit": soft, "time_limit": soft + 30}
 
 
-def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
+def selfie_analysis_queue(
+    session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None, *, tenant_id
+) -> None:
     selfie_analyse.apply_async(
+        queue=analysis_queue_of(tenant_id),
         args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
         **_time_limits(),
@@ -101,10 +104,16 @@ def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capt
 
 
 def document_analysis_queue(
-    session_id: str, image: bytes | None, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+    session_id: str,
+    image: bytes | None,
+    back: bytes | None = None,
+    frames: list[tuple[str, bytes]] | None = None,
+    *,
+    tenant_id,
 ) -> None:
     frames = frames or []
     document_analyse.apply_async(
+        queue=analysis_queue_of(tenant_id),
         args=[
             session_id,
             _encode(image) if image else None,

@@ -289,7 +289,14 @@ CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
     # Sessions left in processing by a lost or expired analysis message go back to their step.
     "stuck-analyses-release": {"task": "sessions_api.tasks.stuck_analyses_release", "schedule": timedelta(seconds=60)},
-    "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
+    # Analyses queued in a Redis that came back empty go back to their step within seconds (core.broker_epoch).
+    "lost-analyses-release": {
+        "task": "sessions_api.tasks.lost_analyses_release",
+        "schedule": timedelta(seconds=5),
+        "options": {"expires": 5},
+    },
+    # Also what takes over, within a tick, the deliveries queued in a Redis that came back empty.
+    "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=5)},
     "idempotency-records-purge": {
         "task": "sessions_api.tasks.idempotency_records_purge",
         "schedule": timedelta(hours=1),

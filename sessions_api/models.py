@@ -49,6 +49,9 @@ class VerificationSession(models.Model):
     evidence_seal = models.TextField(blank=True, default="")
     # The step durations (ms) issued with it: the page follows them, the liveness check holds frames to them.
     liveness_timing = models.JSONField(default=list, blank=True)
+    # The broker epoch (core.broker_epoch) its last analysis was queued in: another one now means that message,
+    # and the pictures in it, went with a Redis that came back empty (sessions_api.watchdog). Empty: none queued.
+    analysis_epoch = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)

@@ -33,6 +33,11 @@ def stuck_analyses_release() -> int:
     return watchdog.stuck_analyses_release()
 
 
+@shared_task(name="sessions_api.tasks.lost_analyses_release")
+def lost_analyses_release() -> int:
+    return watchdog.lost_analyses_release()
+
+
 # --- analysis of selfies and documents (sessions_api.analysis) ---
 # The images travel in the task message (base64, as the JSON serializer needs text) and nowhere
 # else; an unconsumed message expires (ANALYSIS_TASK_EXPIRES), so a backlog cannot keep biometric data around.

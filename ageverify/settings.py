@@ -170,8 +170,27 @@ DATABASE_PREPARED_STATEMENTS = ENV.flag(
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if DATABASE_PREPARED_STATEMENTS else None
+# A process's threads share at most this many connections (psycopg's pool, through Django); a connection goes back
+# to the pool at the end of each request or task, and a webhook attempt gives it back while it waits on the
+# receiver (webhooks.delivery). For the webhooks worker, whose 32 threads would otherwise keep 32 idle connections.
+DATABASE_POOL_MAX_SIZE = ENV.integer(
+    "DATABASE_POOL_MAX_SIZE",
+    0,
+    "most database connections a process's threads share (a connection pool); `0`: no pool, each thread keeps its "
+    "own connection for `DATABASE_CONN_MAX_AGE` (the deployed webhooks worker sets 8)",
+)
+if DATABASE_POOL_MAX_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pooled connection is kept by the pool, not by a thread
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "max_idle": 60,  # connections above min_size unused this long are closed
+        # A thread waits this long for a free connection, then its task fails (the sweep queues the delivery again).
+        "timeout": 30,
+    }
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
+# With the pool, the pool checks a connection when it hands it out.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Off: a session's creation commits without waiting for the WAL flush (PostgreSQL only), as webhook

@@ -2,13 +2,13 @@
 
 The analysis messages (they alone hold the pictures) and the webhook drains queued in a Redis that restarted
 empty are gone, and nothing in Redis says so. The mark does: the first caller to find it missing writes a new
-one (a random token and when it began), atomically, so every process reads the same. Work queued under an
-older token, or before the current one began, was queued in the Redis that was lost. Redis must not evict
-keys (`maxmemory-policy noeviction`, as a Celery broker needs anyway), or a new epoch would be taken for a
-restart.
+one, atomically, so every process reads the same: a random token, and when the epoch began, which is when
+this Redis server started (its clock less its uptime), not when the mark was first missed. Work queued under
+an older token, or before the current epoch began, was queued in the Redis that was lost; work queued in the
+new Redis before anyone looked is not taken for lost. Redis must not evict keys (`maxmemory-policy
+noeviction`, as a Celery broker needs anyway), or a new epoch would be taken for a restart.
 """
 
-import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +45,11 @@ def broker_epoch() -> BrokerEpoch | None:
     url = current_app.conf.broker_url or ""
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None
-    value = _client(url).eval(_READ_OR_BEGIN, 1, EPOCH_KEY, f"{uuid.uuid4().hex}:{time.time():.6f}")
+    client = _client(url)
+    value = client.get(EPOCH_KEY)
+    if value is None:
+        seconds, microseconds = client.time()
+        started = seconds + microseconds / 1e6 - int(client.info("server")["uptime_in_seconds"])
+        value = client.eval(_READ_OR_BEGIN, 1, EPOCH_KEY, f"{uuid.uuid4().hex}:{started:.6f}")
     token, _, began = value.decode().partition(":")
     return BrokerEpoch(token=token, began=datetime.fromtimestamp(float(began), tz=UTC))

@@ -43,14 +43,19 @@ def _queues(options: dict | None) -> list[str]:
 
 @celeryd_after_setup.connect
 def _analysis_queues_in_turn(sender=None, instance=None, **_kwargs):
-    # A worker of `-Q analysis` takes from every analysis queue: a tenant's analyses wait in one of them
-    # (sessions_api.tasks.analysis_queue_of). Kombu's Redis transport waits on all of them in one BRPOP and
-    # moves the queue it just took from to the end of its list (its round-robin queue order), and with a
-    # prefetch of one per process each analysis is taken only when a process is free: the queues are served
-    # in turn, so a tenant's flood waits behind its own work only.
+    analysis_queues_consumed(instance.app.amqp.queues)
+
+
+def analysis_queues_consumed(queues) -> None:
+    """A worker of the `analysis` queue (its `-Q`, or every queue) takes from every analysis queue.
+
+    A tenant's analyses wait in one of them (sessions_api.tasks.analysis_queue_of). Kombu's Redis transport
+    waits on all of them in one BRPOP and moves the queue it just took from to the end of its list (its
+    round-robin queue order), and with a prefetch of one per process each analysis is taken only when a
+    process is free: the queues are served in turn, so a tenant's flood waits behind its own work only.
+    """
     from sessions_api.tasks import ANALYSIS_QUEUE, analysis_queues
 
-    queues = instance.app.amqp.queues
     if ANALYSIS_QUEUE in queues.consume_from:
         for name in analysis_queues():
             queues.select_add(name)

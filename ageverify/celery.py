@@ -3,7 +3,7 @@
 import os
 
 from celery import Celery
-from celery.signals import celeryd_init, task_postrun, task_prerun, worker_init
+from celery.signals import celeryd_after_setup, celeryd_init, task_postrun, task_prerun, worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ageverify.settings")
 
@@ -39,6 +39,26 @@ def _worker_broker_options(conf=None, options=None, **_kwargs):
 def _queues(options: dict | None) -> list[str]:
     queues = (options or {}).get("queues") or []
     return sorted(queues.split(",") if isinstance(queues, str) else queues)
+
+
+@celeryd_after_setup.connect
+def _analysis_queues_in_turn(sender=None, instance=None, **_kwargs):
+    analysis_queues_consumed(instance.app.amqp.queues)
+
+
+def analysis_queues_consumed(queues) -> None:
+    """A worker of the `analysis` queue (its `-Q`, or every queue) takes from every analysis queue.
+
+    A tenant's analyses wait in one of them (sessions_api.tasks.analysis_queue_of). Kombu's Redis transport
+    waits on all of them in one BRPOP and moves the queue it just took from to the end of its list (its
+    round-robin queue order), and with a prefetch of one per process each analysis is taken only when a
+    process is free: the queues are served in turn, so a tenant's flood waits behind its own work only.
+    """
+    from sessions_api.tasks import ANALYSIS_QUEUE, analysis_queues
+
+    if ANALYSIS_QUEUE in queues.consume_from:
+        for name in analysis_queues():
+            queues.select_add(name)
 
 
 @worker_init.connect

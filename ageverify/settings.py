@@ -170,8 +170,27 @@ DATABASE_PREPARED_STATEMENTS = ENV.flag(
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if DATABASE_PREPARED_STATEMENTS else None
+# A process's threads share at most this many connections (psycopg's pool, through Django); a connection goes back
+# to the pool at the end of each request or task, and a webhook attempt gives it back while it waits on the
+# receiver (webhooks.delivery). For the webhooks worker, whose 32 threads would otherwise keep 32 idle connections.
+DATABASE_POOL_MAX_SIZE = ENV.integer(
+    "DATABASE_POOL_MAX_SIZE",
+    0,
+    "most database connections a process's threads share (a connection pool); `0`: no pool, each thread keeps its "
+    "own connection for `DATABASE_CONN_MAX_AGE` (the deployed webhooks worker sets 8)",
+)
+if DATABASE_POOL_MAX_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pooled connection is kept by the pool, not by a thread
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "max_idle": 60,  # connections above min_size unused this long are closed
+        # A thread waits this long for a free connection, then its task fails (the sweep queues the delivery again).
+        "timeout": 30,
+    }
 # A reused connection is checked before its first query of each request or task (workers call
 # close_old_connections around every task), so a PostgreSQL restart costs no request and no task.
+# With the pool, the pool checks a connection when it hands it out.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Off: a session's creation commits without waiting for the WAL flush (PostgreSQL only), as webhook
@@ -289,7 +308,14 @@ CELERY_BEAT_SCHEDULE = {
     "sessions-expire-due": {"task": "sessions_api.tasks.sessions_expire_due", "schedule": timedelta(seconds=30)},
     # Sessions left in processing by a lost or expired analysis message go back to their step.
     "stuck-analyses-release": {"task": "sessions_api.tasks.stuck_analyses_release", "schedule": timedelta(seconds=60)},
-    "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=15)},
+    # Analyses queued in a Redis that came back empty go back to their step within seconds (core.broker_epoch).
+    "lost-analyses-release": {
+        "task": "sessions_api.tasks.lost_analyses_release",
+        "schedule": timedelta(seconds=5),
+        "options": {"expires": 5},
+    },
+    # Also what takes over, within a tick, the deliveries queued in a Redis that came back empty.
+    "webhooks-sweep-due": {"task": "webhooks.tasks.webhook_deliveries_sweep", "schedule": timedelta(seconds=5)},
     "idempotency-records-purge": {
         "task": "sessions_api.tasks.idempotency_records_purge",
         "schedule": timedelta(hours=1),
@@ -625,6 +651,15 @@ ANALYSIS_SOFT_TIME_LIMIT = ENV.number(
     "ANALYSIS_SOFT_TIME_LIMIT",
     60,
     "seconds one analysis may run before it is ended as a retake (Celery soft time limit)",
+)
+# Analyses wait in this many queues, a tenant's always in the same one (sessions_api.tasks); an analysis worker
+# takes from them in turn, so one tenant's flood waits behind its own work (and that of tenants sharing its queue).
+ANALYSIS_QUEUE_SHARDS = ENV.integer(
+    "ANALYSIS_QUEUE_SHARDS",
+    16,
+    "queues the analyses are spread over by tenant; workers take from them in turn (`1`: one queue, first in "
+    "first out)",
+    minimum=1,
 )
 PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
     "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"

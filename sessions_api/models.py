@@ -52,6 +52,9 @@ class VerificationSession(models.Model):
     # The screen colours (one per frame) issued with it: the page shows them, the face must reflect them
     # (checks.flash). Not biometric; empty for a challenge issued before the colour flash existed.
     liveness_flash = models.JSONField(default=list, blank=True)
+    # The broker epoch (core.broker_epoch) its last analysis was queued in: another one now means that message,
+    # and the pictures in it, went with a Redis that came back empty (sessions_api.watchdog). Empty: none queued.
+    analysis_epoch = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finalized_at = models.DateTimeField(null=True, blank=True)

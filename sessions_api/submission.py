@@ -30,6 +30,7 @@ from django.utils.translation import gettext_noop
 
 # The flow sizes its upload limits by this, through us: it does not import the checks itself.
 from checks.images import MAX_BYTES as MAX_IMAGE_BYTES  # noqa: F401
+from core.broker_epoch import broker_epoch
 
 from .analysis import RETAKE_CAUSE_PREFIX
 from .decision import MESSAGE_HEAD_TURNS_MISSING
@@ -188,7 +189,7 @@ def selfie_submit(
     _submit(
         session,
         Status.INITIATED,
-        lambda: selfie_analysis_queue(session.id, frames, record),
+        lambda: selfie_analysis_queue(session.id, frames, record, tenant_id=session.tenant_id),
         cause=CAUSE_SELFIE_SUBMITTED,
     )
 
@@ -244,7 +245,7 @@ def document_submit(
     _submit(
         session,
         Status.REQUIRES_DOC,
-        lambda: document_analysis_queue(session.id, image, back, frames),
+        lambda: document_analysis_queue(session.id, image, back, frames, tenant_id=session.tenant_id),
         cause=CAUSE_DOCUMENT_SUBMITTED,
     )
 
@@ -255,6 +256,11 @@ def _submit(session: VerificationSession, from_status: str, publish, *, cause: s
     except TransitionNotAllowed:
         raise SubmissionRejected(MESSAGE_STEP_DONE, status_code=409)
     try:
+        # The broker's epoch goes with the session: if Redis comes back empty, the watchdog knows at once
+        # that this message, the only copy of the pictures, is gone (sessions_api.watchdog).
+        epoch = broker_epoch()
+        if epoch is not None:
+            VerificationSession.objects.filter(pk=session.id).update(analysis_epoch=epoch.token)
         publish()
     except Exception:  # broker unreachable: nothing will analyse it, so give the step back (no attempt used)
         logger.exception("could not queue the analysis of %s", session.id)

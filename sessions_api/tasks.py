@@ -1,6 +1,7 @@
 """Celery shells around session services."""
 
 import base64
+import zlib
 
 from celery import shared_task
 from django.conf import settings
@@ -32,9 +33,31 @@ def stuck_analyses_release() -> int:
     return watchdog.stuck_analyses_release()
 
 
+@shared_task(name="sessions_api.tasks.lost_analyses_release")
+def lost_analyses_release() -> int:
+    return watchdog.lost_analyses_release()
+
+
 # --- analysis of selfies and documents (sessions_api.analysis) ---
 # The images travel in the task message (base64, as the JSON serializer needs text) and nowhere
 # else; an unconsumed message expires (ANALYSIS_TASK_EXPIRES), so a backlog cannot keep biometric data around.
+
+
+ANALYSIS_QUEUE = "analysis"
+
+
+def analysis_queue_of(tenant_id) -> str:
+    """The queue of a tenant's analyses: one of ANALYSIS_QUEUE_SHARDS, chosen by the tenant's id."""
+    shards = settings.ANALYSIS_QUEUE_SHARDS if settings.REDIS_URL else 1
+    if shards == 1:
+        return ANALYSIS_QUEUE
+    return f"{ANALYSIS_QUEUE}.{zlib.crc32(str(tenant_id).encode()) % shards}"
+
+
+def analysis_queues() -> list[str]:
+    """Every queue an analysis worker (`celery worker -Q analysis`) takes from, in turn (ageverify.celery)."""
+    shards = settings.ANALYSIS_QUEUE_SHARDS if settings.REDIS_URL else 1
+    return [ANALYSIS_QUEUE] + ([f"{ANALYSIS_QUEUE}.{shard}" for shard in range(shards)] if shards > 1 else [])
 
 
 def _encode(data: bytes) -> str:
@@ -73,8 +96,11 @@ def _time_limits() -> dict:
     return {"soft_time_limit": soft, "time_limit": soft + 30}
 
 
-def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
+def selfie_analysis_queue(
+    session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None, *, tenant_id
+) -> None:
     selfie_analyse.apply_async(
+        queue=analysis_queue_of(tenant_id),
         args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
         **_time_limits(),
@@ -83,10 +109,16 @@ def selfie_analysis_queue(session_id: str, frames: list[tuple[str, bytes]], capt
 
 
 def document_analysis_queue(
-    session_id: str, image: bytes | None, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+    session_id: str,
+    image: bytes | None,
+    back: bytes | None = None,
+    frames: list[tuple[str, bytes]] | None = None,
+    *,
+    tenant_id,
 ) -> None:
     frames = frames or []
     document_analyse.apply_async(
+        queue=analysis_queue_of(tenant_id),
         args=[
             session_id,
             _encode(image) if image else None,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
 from core.hot_sql import hot_sql_applies
@@ -232,9 +232,18 @@ def webhook_delivery_attempt_next_of_tenant(*, tenant_id: str) -> PostResult | N
     )
 
 
+def _connection_back_to_pool() -> None:
+    # With a connection pool (DATABASE_POOL_MAX_SIZE), the connection is given back while the receiver is
+    # waited on: a worker's threads then share a few connections, each held for a claim or a record only.
+    connection = connections[DEFAULT_DB_ALIAS]
+    if getattr(connection, "pool", None) is not None and not connection.in_atomic_block:
+        connection.close()
+
+
 def _attempt(claim: _Claim | None) -> PostResult | None:
     if claim is None:
         return None
+    _connection_back_to_pool()
     result = _send(claim)
     _record(claim, result)
     if not result.succeeded:

@@ -4,11 +4,14 @@ a tenant's default notification addresses and the test event."""
 import json
 from datetime import timedelta
 
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.broker_epoch import broker_epoch
+from core.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
 
 from .drains import drain_wake
@@ -38,7 +41,7 @@ def delivery_enqueue(
 
 def _queue_or_leave_to_sweep(delivery_id: str, tenant_id: str) -> None:
     # Marked queued when written, so a busy worker's backlog is not doubled by the sweep; if the
-    # publish fails, the mark goes, and the next sweep (within 15 s) queues it. A drain of the tenant
+    # publish fails, the mark goes, and the next sweep (within 5 s) queues it. A drain of the tenant
     # sends it if one can be woken (webhooks.drains), else it is queued alone.
     if drain_wake(tenant_id):
         return
@@ -80,15 +83,18 @@ def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
 
     This is what makes the outbox lossless: a publish lost to a broker outage, a worker killed
     mid-attempt (its lease runs out) and long retry waits all end up here. SKIP LOCKED lets several
-    sweeps and claims run at once without waiting on each other's rows.
+    sweeps and claims run at once without waiting on each other's rows. A delivery queued before the
+    broker's current epoch began (core.broker_epoch: Redis came back empty since) is queued again at
+    once: its task, or the drain that was to take it, went with the old Redis.
     """
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER_SECONDS)
+    lost_with_the_broker = _queued_in_a_lost_broker()
     with transaction.atomic():
         due = list(
             WebhookDelivery.objects.select_for_update(skip_locked=True)
             .filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now)
-            .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=requeue_before))
+            .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=requeue_before) | lost_with_the_broker)
             .order_by("next_attempt_at")
             .values_list("pk", "tenant_id")[:batch_size]
         )
@@ -100,6 +106,17 @@ def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
             WebhookDelivery.objects.filter(pk__in=due_ids[index:]).update(queued_at=None)
             return index
     return len(due_ids)
+
+
+def _queued_in_a_lost_broker() -> Q:
+    if redis_recently_failed():
+        return Q(pk__in=[])
+    try:
+        epoch = broker_epoch()
+    except redis.RedisError:  # the broker is down: the queueing below fails too, and the next sweep looks again
+        redis_failure_note()
+        return Q(pk__in=[])
+    return Q(queued_at__lt=epoch.began) if epoch is not None else Q(pk__in=[])
 
 
 TEST_EVENT = "webhook.test"

@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessions_api", "0014_liveness_signals")]
+    dependencies = [("sessions_api", "0015_session_consented_at")]
 
     operations = [
         migrations.AddField(

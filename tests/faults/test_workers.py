@@ -48,7 +48,7 @@ def test_redis_killed_while_a_task_runs_and_the_worker_delivers_everything_once_
         wait_until(lambda: delivered([first]), timeout=30, describe=worker.output)  # recorded while Redis is down
         private_redis.start()
 
-        # What beat does every 15 s: re-queue every due delivery from the outbox.
+        # What beat does every 5 s: re-queue every due delivery from the outbox.
         settings.WEBHOOK_REQUEUE_AFTER_SECONDS = 2
         wait_until(
             lambda: webhook_deliveries_sweep() >= 0 and delivered([first, *during]),

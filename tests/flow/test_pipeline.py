@@ -222,13 +222,15 @@ def test_a_decision_on_a_session_cancelled_meanwhile_is_dropped(api, celery_work
     assert [e.to_status for e in SessionEvent.objects.filter(session=session)] == ["processing", "denied"]
 
 
-def run_the_queued_analysis():
+def run_the_queued_analysis(visitor):
     """Do what a worker does with the analysis message the flow queued: read it off the real broker and run it."""
     import json
 
     from ageverify.celery import app
+    from sessions_api.tasks import analysis_queue_of
 
-    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop("analysis"))
+    queue = analysis_queue_of(visitor.session.tenant_id)
+    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop(queue))
     args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
     app.tasks[message["headers"]["task"]].apply(args=args, kwargs=kwargs)
 
@@ -240,7 +242,7 @@ def test_a_session_that_expires_while_its_selfie_waits_for_analysis_ends_expired
     post_selfie(visitor, challenge_frames)
     session_past_expiry(visitor.session_id, ago=datetime.timedelta(0))
 
-    run_the_queued_analysis()
+    run_the_queued_analysis(visitor)
 
     session = visitor.session
     assert (session.status, session.reason) == ("denied", "expired")

@@ -160,7 +160,10 @@ def test_the_queued_analysis_shows_no_picture_to_monitoring(api, settings):
     selfie_visitor.client.post("/flow/selfie", selfie_form(selfie_visitor))
     post_document(document_visitor, jpeg(800, 600))
 
-    messages = [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("analysis", 0, -1)]
+    from sessions_api.tasks import analysis_queue_of
+
+    queue = analysis_queue_of(selfie_visitor.session.tenant_id)  # both sessions are the same tenant's
+    messages = [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange(queue, 0, -1)]
     assert {message["headers"]["task"] for message in messages} >= {
         "sessions_api.tasks.selfie_analyse",
         "sessions_api.tasks.document_analyse",

@@ -42,7 +42,9 @@ def in_process_worker(*, pool: str = "solo", concurrency: int = 1):
     """
     from celery.contrib.testing.worker import start_worker
 
-    from ageverify.celery import app
+    from ageverify.celery import analysis_queues_consumed, app
+
+    analysis_queues_consumed(app.amqp.queues)  # as `celery worker` does (its celeryd_after_setup signal)
 
     with _ledger_lock:
         _published.clear()

@@ -29,10 +29,10 @@ from webhooks.tasks import webhook_deliveries_sweep as sweep_task
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_beat_schedule_runs_the_sweep_every_15_seconds():
+def test_the_beat_schedule_runs_the_sweep_every_5_seconds():
     entry = django_settings.CELERY_BEAT_SCHEDULE["webhooks-sweep-due"]
     assert entry["task"] in app.tasks
-    assert entry["schedule"] == timedelta(seconds=15)
+    assert entry["schedule"] == timedelta(seconds=5)
 
 
 def test_a_broker_outage_at_finalization_delays_the_webhook_until_the_sweep(api, receiver, celery_worker):

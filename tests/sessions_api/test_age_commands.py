@@ -159,7 +159,14 @@ def test_calibrate_age_policy_trains_the_readers_and_writes_a_policy_with_its_ev
     # The readers it wrote read a face: both an estimate and a second opinion, in years.
     from checks.age_heads import heads_load
 
-    estimate, opinion = heads_load(heads).read(np.array([30.0]), np.zeros((1, 512)), np.zeros((1, 128)))
+    face = {
+        "network_age": np.array([30.0]),
+        "network_features": np.zeros((1, 512)),
+        "descriptor": np.zeros((1, 128)),
+        "description_age": np.array([30.0]),
+        "description_features": np.zeros((1, 1024)),
+    }
+    estimate, opinion = heads_load(heads).read(face)
     assert 0 < estimate[0] < 130 and 0 < opinion[0] < 130
     # A few hundred faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
     assert set(policy.limits) == set(range(10, 22))
@@ -224,6 +231,18 @@ def test_age_statement_writes_the_published_statement_from_the_policy_and_a_held
     assert all(f"| {limit} | " in text for limit in range(10, 22))
     assert "\nSUMMARY images=" in text and "Do not edit by hand" in text
     assert "Stored: the outcome (the claim, e.g. `age_over_18`, and its boolean), the doc type" in text
+
+
+def test_age_statement_in_two_processes_measures_what_one_process_measures(sample, tmp_path):
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+
+    run("age_statement", sample, "--output", one)
+    run("age_statement", sample, "--output", two, "--jobs", "2")
+
+    def measured(path: Path) -> list[str]:  # every line but the per-image latency, which varies
+        return [line for line in path.read_text().splitlines() if "latency" not in line.lower() and " ms" not in line]
+
+    assert measured(one) == measured(two) and "SUMMARY images=" in two.read_text()
 
 
 def _held_out_count(folder: Path) -> int:

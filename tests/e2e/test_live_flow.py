@@ -265,9 +265,10 @@ def test_a_still_photo_as_the_camera_is_asked_to_retake_then_denied_as_not_live(
     screenshot(page, "live-05-still-photo-denied")
     body = finished(live_partner, created["sessionId"])
     # Identical frames for every instruction are a replayed still: not live (a retake, had the
-    # face been lost, would have ended as attempts_exceeded instead).
+    # face been lost, would have ended as attempts_exceeded instead). A still reflects none of the
+    # colours the screen flashed either.
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "liveness_failed")
-    assert body["liveness"] == {"isLive": False, "livenessScore": 0.0, "signals": ["replay", "timing"]}
+    assert body["liveness"] == {"isLive": False, "livenessScore": 0.0, "signals": ["replay", "flash", "timing"]}
     assert body["ageEstimation"] is None and body["validateDoc"] is None
 
 

@@ -18,12 +18,16 @@ from .test_workers import delivered
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
 
 
+WORKER_NAME = "av-pool-test-worker"  # libpq's application_name, from PGAPPNAME in the worker's environment
+
+
 def other_connections() -> int:
-    """Client connections to the test database other than this process's."""
+    """Client connections of the worker under test to the test database (other tests' leftovers not counted)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            "AND backend_type = 'client backend' AND application_name = %s",
+            [WORKER_NAME],
         )
         return cursor.fetchone()[0]
 
@@ -39,7 +43,7 @@ def test_a_webhooks_worker_with_eight_threads_holds_no_more_connections_than_its
         private_redis.url,
         pool="threads",
         concurrency=8,
-        extra_env={"DATABASE_POOL_MAX_SIZE": "2"},
+        extra_env={"DATABASE_POOL_MAX_SIZE": "2", "PGAPPNAME": WORKER_NAME},
     )
     assert other_connections() == 0
     with broker_at(private_redis.url):

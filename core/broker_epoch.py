@@ -18,6 +18,7 @@ import redis
 from django.conf import settings
 
 EPOCH_KEY = "ageverify:broker-epoch"
+UPTIME_RESOLUTION_SECONDS = 1.0
 _READ_OR_BEGIN = """
 local epoch = redis.call('GET', KEYS[1])
 if epoch then return epoch end
@@ -49,7 +50,13 @@ def broker_epoch() -> BrokerEpoch | None:
     value = client.get(EPOCH_KEY)
     if value is None:
         seconds, microseconds = client.time()
-        started = seconds + microseconds / 1e6 - int(client.info("server")["uptime_in_seconds"])
+        # Redis counts its uptime in whole seconds between whole-second clock readings, so `now - uptime`
+        # can fall up to a second before the real start: work queued in the old Redis in its last second
+        # would then pass for the new one's. The epoch is taken to begin a second later instead; what the
+        # new Redis received in its first second is then queued again once (a delivery's claim sends it
+        # once; an analysis comes back as a retake that does not count).
+        uptime = int(client.info("server")["uptime_in_seconds"])
+        started = seconds + microseconds / 1e6 - uptime + UPTIME_RESOLUTION_SECONDS
         value = client.eval(_READ_OR_BEGIN, 1, EPOCH_KEY, f"{uuid.uuid4().hex}:{started:.6f}")
     token, _, began = value.decode().partition(":")
     return BrokerEpoch(token=token, began=datetime.fromtimestamp(float(began), tz=UTC))

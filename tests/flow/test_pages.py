@@ -70,6 +70,17 @@ def test_selfie_page_issues_a_challenge_and_shows_its_instructions_in_order(live
     assert "Attempt 1 of 3" in body and "Use an ID document instead" in body
 
 
+def test_selfie_page_says_the_screen_changes_colour_and_offers_a_document_instead(live_visitor):
+    english = live_visitor.client.get("/flow/selfie").content.decode()
+    german = live_visitor.client.get("/flow/selfie", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+
+    live_visitor.session.refresh_from_db()
+    assert len(live_visitor.session.liveness_flash) == 3 * len(live_visitor.session.liveness_challenge)
+    assert "the screen around the camera turns red, green or blue, about once a second" in english
+    assert "If changing colours are a problem for you, use an ID document instead" in english
+    assert "rot, grün oder blau" in german and "the screen around the camera" not in german
+
+
 @pytest.mark.parametrize(
     "status_path,pages",
     [

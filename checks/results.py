@@ -29,7 +29,8 @@ class AgeReading:
     estimated_age: float  # years; with several frames, the median over the frames that showed one face
     faces_used: int  # frames the estimate is taken from (at least 1)
     # The policy is applied conservatively: every frame must clear it, so it reads the lowest frame's
-    # estimate and the lowest second opinion (checks.age_heads). None: not measured (a sandbox reading).
+    # estimate, and the second opinion read once per capture (checks.age_heads). None: not measured (a
+    # sandbox reading).
     lowest_estimate: float | None = None
     second_opinion: float | None = None
 

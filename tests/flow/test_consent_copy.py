@@ -22,6 +22,7 @@ SELFIE = [
     "A short selfie with head turns.",
     "Your phone's front camera takes a few pictures while you turn your head as the page asks. This shows that a "
     "live person is present.",
+    "Meanwhile the screen changes colour a few times: the light on your face is part of the check.",
     "Only if needed, an ID document.",
 ]
 SELFIE_REUSED = (

@@ -283,6 +283,7 @@ def _document_submit(request, session):
         back=back[0] if back else None,
         challenge=challenge,
         frames_by_step=frames_by_step,
+        capture=request.POST.get("capture"),
     )
 
 

@@ -91,7 +91,7 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     """Run liveness (with the page's capture record, when it sent one), then age estimation on the most
     frontal frames, and apply the decision."""
     from checks.age import estimate_age
-    from checks.liveness import Capture, check_liveness, frontal_frames
+    from checks.liveness import frontal_frames
     from checks.results import Retake
 
     session = _session_to_analyse(session_id)
@@ -99,17 +99,7 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
         return
     frontal: list[bytes] = []
     try:
-        record = None
-        if capture is not None:
-            record = Capture(
-                capture["label"],
-                tuple(capture["times"]),
-                tuple(capture["durations"]),
-                flash=tuple(capture.get("flash") or ()),  # absent from records queued before the colour flash
-                shown=tuple(capture.get("shown") or ()),
-            )
-        flag_only = frozenset(session.tenant.liveness_flag_only or [])
-        liveness = check_liveness(frames, list(session.liveness_challenge), record, flag_only=flag_only)
+        liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
         age = None
         if not isinstance(liveness, Retake) and liveness.is_live:
             frontal = frontal_frames(frames, list(session.liveness_challenge))
@@ -130,6 +120,26 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     _apply(session, decision, evidence=evidence)
 
 
+def _liveness_check(
+    session: VerificationSession, frames: list[tuple[str, bytes]], challenge: list[str], capture: dict | None
+):
+    """checks.liveness on head turns, with the page's capture record when it sent one (queued by
+    sessions_api.submission), refusing or only flagging each signal as the session's tenant chose."""
+    from checks.liveness import Capture, check_liveness
+
+    record = None
+    if capture is not None:
+        record = Capture(
+            capture["label"],
+            tuple(capture["times"]),
+            tuple(capture["durations"]),
+            flash=tuple(capture.get("flash") or ()),  # absent from records queued before the colour flash
+            shown=tuple(capture.get("shown") or ()),
+        )
+    flag_only = frozenset(session.tenant.liveness_flag_only or [])
+    return check_liveness(frames, challenge, record, flag_only=flag_only)
+
+
 def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
     """The face of a capture that passed liveness (the mean descriptor of its frontal frames), or None."""
     from checks.face_match import live_descriptor
@@ -145,11 +155,17 @@ def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
 
 
 def document_analyse(
-    *, session_id: str, image: bytes | None, back: bytes | None = None, frames: list[tuple[str, bytes]] | None = None
+    *,
+    session_id: str,
+    image: bytes | None,
+    back: bytes | None = None,
+    frames: list[tuple[str, bytes]] | None = None,
+    capture: dict | None = None,
 ) -> None:
     """Read the document's machine-readable data (the back first when given), or take the document kept from an
     earlier attempt when no picture came; under the presence policy, check the holder (the head turns sent
-    with it or the passed capture kept, against the document's portrait); decide, and keep what passed."""
+    with it, judged with their capture record as the selfie's, or the passed capture kept, against the
+    document's portrait); decide, and keep what passed."""
     from checks.results import Retake
 
     session = _session_to_analyse(session_id)
@@ -161,9 +177,7 @@ def document_analyse(
     try:
         document = _document_read(image, back, kept)
         if session_presence_required(session):
-            presence, halves = _presence_check(
-                document, image, back, frames or [], list(session.liveness_challenge), kept, today=today
-            )
+            presence, halves = _presence_check(session, document, image, back, frames or [], capture, kept, today=today)
     except Exception:
         logger.exception("document check failed on %s", session_id)
         document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None
@@ -206,27 +220,30 @@ def _document_read(image: bytes | None, back: bytes | None, kept: Evidence):
 
 
 def _presence_check(
+    session: VerificationSession,
     document,
     image: bytes | None,
     back: bytes | None,
     frames: list[tuple[str, bytes]],
-    challenge: list[str],
+    capture: dict | None,
     kept: Evidence,
     *,
     today,
 ) -> tuple[Presence, Evidence]:
-    """The holder check's two halves: the live face (the head turns sent now, which must pass liveness, or the
-    passed capture kept) and, for a document that passes its own checks, its portrait (read from the
-    pictures, or kept); then the match. Returns it with the halves that passed, to keep on a retake."""
+    """The holder check's two halves: the live face (the head turns sent now, which must pass liveness as a
+    selfie's do, with their capture record, or the passed capture kept) and, for a document that passes its
+    own checks, its portrait (read from the pictures, or kept); then the match. Returns it with the halves
+    that passed, to keep on a retake."""
     import numpy as np
 
     from checks.face_match import MESSAGE_NO_LIVE_FACE, MESSAGE_NO_PORTRAIT, FaceDescriptor, compare, document_portrait
-    from checks.liveness import check_liveness, frontal_frames
+    from checks.liveness import frontal_frames
     from checks.results import Liveness, Retake
 
+    challenge = list(session.liveness_challenge)
     live_face = None
     if frames and challenge:
-        liveness = check_liveness(frames, challenge)
+        liveness = _liveness_check(session, frames, challenge, capture)
         if not isinstance(liveness, Retake) and liveness.is_live:
             live_face = _live_face(frontal_frames(frames, challenge), liveness)
     elif kept.live_face is not None:

@@ -226,26 +226,30 @@ def document_submit(
     back: bytes | None = None,
     challenge: list[str] | None = None,
     frames_by_step: list[list[bytes]] | None = None,
+    capture: str | None = None,
 ) -> None:
     """Check the document's pictures (front or data page, and the back if given) and, under the presence
     policy, the head-turn capture that must come with them unless a passed one is kept; go to `processing`
     and queue the analysis. Without a picture, the document kept from an earlier attempt is the one judged.
-    Head turns sent while a passed capture is kept are dropped unseen."""
+    Head turns sent while a passed capture is kept are dropped unseen, with their capture record (see
+    _capture_record), which otherwise goes with them to checks.liveness as the selfie's does."""
     picture_needed, head_turns_needed = document_step_needs(session)
     if image is None:
         if picture_needed:
             raise SubmissionRejected(MESSAGE_NO_DOCUMENT_PICTURE)
         back = None
     frames: list[tuple[str, bytes]] = []
+    record = None
     if head_turns_needed:
         if not challenge or not any(frames_by_step or []):
             raise SubmissionRejected(MESSAGE_HEAD_TURNS_MISSING)
         frames = _challenge_frames(session, challenge, frames_by_step or [])
+        record = _capture_record(session, capture)
     _check_headers([*([image] if image else []), *([back] if back else []), *(data for _, data in frames)])
     _submit(
         session,
         Status.REQUIRES_DOC,
-        lambda: document_analysis_queue(session.id, image, back, frames, tenant_id=session.tenant_id),
+        lambda: document_analysis_queue(session.id, image, back, frames, record, tenant_id=session.tenant_id),
         cause=CAUSE_DOCUMENT_SUBMITTED,
     )
 

@@ -73,13 +73,18 @@ def selfie_analyse(session_id: str, frames: list[list[str]], capture: dict | Non
 
 @shared_task(name="sessions_api.tasks.document_analyse")
 def document_analyse(
-    session_id: str, image: str | None, back: str | None = None, frames: list[list[str]] | None = None
+    session_id: str,
+    image: str | None,
+    back: str | None = None,
+    frames: list[list[str]] | None = None,
+    capture: dict | None = None,  # absent from messages queued before the document page sent its capture record
 ) -> None:
     analysis.document_analyse(
         session_id=session_id,
         image=base64.b64decode(image) if image else None,  # None: the document kept from an earlier attempt
         back=base64.b64decode(back) if back else None,
         frames=[(step, base64.b64decode(data)) for step, data in frames or []],
+        capture=capture,
     )
 
 
@@ -113,6 +118,7 @@ def document_analysis_queue(
     image: bytes | None,
     back: bytes | None = None,
     frames: list[tuple[str, bytes]] | None = None,
+    capture: dict | None = None,
     *,
     tenant_id,
 ) -> None:
@@ -124,6 +130,7 @@ def document_analysis_queue(
             _encode(image) if image else None,
             _encode(back) if back else None,
             [[step, _encode(data)] for step, data in frames],
+            capture,
         ],
         expires=ANALYSIS_TASK_EXPIRES,
         **_time_limits(),

@@ -36,8 +36,7 @@
   var timingField = root.querySelector("[data-timing]");
   var durations = (timingField && timingField.value ? timingField.value.split(",") : []).map(Number);
   var flashField = root.querySelector("[data-flash]");
-  // The document page's head turns are not judged on their capture record yet (docs/pad.md): no flash there.
-  var flashes = flashField && flashField.value && !onDocumentPage ? flashField.value.split(",") : [];
+  var flashes = flashField && flashField.value ? flashField.value.split(",") : [];
   var FLASH_CSS = { red: "#ff0000", green: "#00ff00", blue: "#0000ff" };  // checks.flash.FLASH_COLOURS
   var flashScreen = null;
   var cameraLabel = "";

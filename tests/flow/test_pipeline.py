@@ -7,7 +7,6 @@ worker on the real Redis broker, with synthetic faces and documents from tests/s
 import base64
 import datetime
 import json
-import random
 import tempfile
 from pathlib import Path
 
@@ -26,12 +25,12 @@ from tests.support.faces import astronaut_portrait, challenge_frames, still_fram
 from tests.support.flow import (
     ANALYSIS_TIMEOUT,
     analysed,
+    head_turns_with_capture_record,
     open_flow,
     post_document,
     post_document_with_head_turns,
     post_selfie,
 )
-from tests.support.pad import page_times, reflect
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
@@ -224,7 +223,6 @@ def test_a_decision_on_a_session_cancelled_meanwhile_is_dropped(api, celery_work
 
 def run_the_queued_analysis(visitor):
     """Do what a worker does with the analysis message the flow queued: read it off the real broker and run it."""
-    import json
 
     from ageverify.celery import app
     from sessions_api.tasks import analysis_queue_of
@@ -266,25 +264,7 @@ def test_a_data_page_printing_another_birth_date_than_its_mrz_is_retaken(api, ce
 
 
 def _selfie_with_capture_record(visitor, *, label: str, reflecting: bool = True) -> None:
-    """The selfie page's form as the camera page sends it: the frames, lit by the issued screen colours
-    (`reflecting`; else as recorded before they existed), and its capture record."""
-    visitor.client.get("/flow/selfie")
-    session = visitor.session
-    challenge = session.liveness_challenge
-    flash = session.liveness_flash
-    frames = challenge_frames(challenge)
-    if reflecting:
-        rng = random.Random(1)
-        frames = [(step, reflect(data, colour, 0.04, rng)) for (step, data), colour in zip(frames, flash)]
-    form = {
-        "challenge": ",".join(challenge),
-        "capture": json.dumps({"label": label, "times": page_times(session.liveness_timing), "colors": flash}),
-    }
-    for index, step in enumerate(challenge):
-        form[f"frame_{index}_{step}"] = [
-            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg")
-            for n, (_, data) in enumerate(frames[index * 3 : (index + 1) * 3])
-        ]
+    form = head_turns_with_capture_record(visitor, "/flow/selfie", label=label, reflecting=reflecting)
     assert visitor.client.post("/flow/selfie", form).status_code == 303
 
 

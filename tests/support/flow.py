@@ -1,5 +1,7 @@
 """The hosted flow as an end user's browser goes through it: the session's link opened, its cookie kept."""
 
+import json
+import random
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -7,6 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from sessions_api.models import VerificationSession
+from tests.support.faces import challenge_frames
+from tests.support.pad import page_times, reflect
 from tests.support.waiting import wait_until
 
 ANALYSIS_TIMEOUT = 90  # seconds the real checks may take on this machine
@@ -93,6 +97,29 @@ def _head_turns(visitor, page: str, frames_for, frames_per_step: int) -> tuple[d
             for n, (_, data) in enumerate(step_frames)
         ]
     return form, frames
+
+
+def head_turns_with_capture_record(visitor, page: str, *, label: str, reflecting: bool = True) -> dict:
+    """The head-turn form of `page` (which issues the challenge, its timing and its screen colours) as the camera
+    panel sends it: the frames of a genuine head turn, lit by the issued colours (`reflecting`; else as recorded
+    before they existed), and its capture record with `label` as the camera's."""
+    visitor.client.get(page)
+    session = visitor.session
+    challenge, flash = session.liveness_challenge, session.liveness_flash
+    frames = challenge_frames(challenge)
+    if reflecting:
+        rng = random.Random(1)
+        frames = [(step, reflect(data, colour, 0.04, rng)) for (step, data), colour in zip(frames, flash)]
+    form = {
+        "challenge": ",".join(challenge),
+        "capture": json.dumps({"label": label, "times": page_times(session.liveness_timing), "colors": flash}),
+    }
+    for index, step in enumerate(challenge):
+        form[f"frame_{index}_{step}"] = [
+            SimpleUploadedFile(f"{step}-{n}.jpg", data, content_type="image/jpeg")
+            for n, (_, data) in enumerate(frames[index * 3 : (index + 1) * 3])
+        ]
+    return form
 
 
 def analysed(visitor) -> VerificationSession:

@@ -37,6 +37,7 @@ HEAD_TURNS_AFTER_DOCUMENT = [
     "Then, head turns in front of your front camera.",
     "Your camera takes a few pictures while you turn your head as the page asks. This shows that you are present "
     "and that the document's photo is of you. No age is estimated from your face.",
+    "Meanwhile the screen changes colour a few times: the light on your face is part of the check.",
 ]
 FACE_NUMBERS_KEPT = (
     "While this check is open, and only to compare your face with your document's photo, we also keep 128 numbers "

@@ -8,6 +8,9 @@ headers claim 4999x4990 (front and back), again and again; meanwhile tenant B's 
 passport page every few seconds and the bench times each one from the upload to the decision (the session
 leaving `processing`, read through GET /v1/sessions/{id}). Prints tenant B's p50 / max decision time
 (target: under 2 s) and what the attackers' uploads were answered.
+Each browser's address reaches the service as a trusted proxy reports it (X-Forwarded-For): the attacker's
+processes share one, tenant B's user has another, so the flow's per-address upload limit applies as behind
+the production proxy; --no-address-limit lifts it, and every crafted upload then reaches the upload checks.
 Uses DATABASE_URL / REDIS_URL when set, else the database av_upload_flood and Redis db 5 (bench/upload_flood.py).
 """
 
@@ -33,6 +36,9 @@ sys.path.insert(0, str(REPO))
 
 from bench.upload_flood import Browser, _csrf, _prepare, camera_frame, create_session, lying_jpeg  # noqa: E402
 
+ATTACKER_ADDRESS = "203.0.113.7"  # one address for every attacker process (documentation range, RFC 5737)
+USER_ADDRESS = "198.51.100.23"  # tenant B's user
+
 
 @cache
 def passport_page() -> bytes:
@@ -41,10 +47,11 @@ def passport_page() -> bytes:
     return encode(mrz_card(td3_lines(birth="900101", expiry="350101"), dpi=200))
 
 
-def document_step(base: str, api_key: str) -> tuple[Browser, dict, str]:
-    """A browser on a fresh live session's document page: (browser, the page's form fields, session id)."""
+def document_step(base: str, api_key: str, address: str) -> tuple[Browser, dict, str]:
+    """A browser from `address` on a fresh live session's document page: (browser, the page's form fields, session
+    id)."""
     created = create_session(base, api_key)
-    browser = Browser()
+    browser = Browser(address)
     parts = urlsplit(created["verificationUrl"])
     browser.get(f"{base}{parts.path}?{parts.query}", timeout=30, allow_redirects=False)
     page = browser.get(f"{base}/flow/consent", timeout=60).text
@@ -71,7 +78,7 @@ def _attack(base: str, api_key: str, until: float, outcomes) -> None:
     ]
     while time.monotonic() < until:
         try:
-            browser, step, _ = document_step(base, api_key)
+            browser, step, _ = document_step(base, api_key, ATTACKER_ADDRESS)
         except Exception:
             counts["session_open_failed"] += 1
             time.sleep(0.5)
@@ -91,14 +98,14 @@ def _attack(base: str, api_key: str, until: float, outcomes) -> None:
                 counts["error"] += 1
                 continue
             counts[str(response.status_code)] += 1
-            if response.status_code != 400:
+            if response.status_code not in (400, 429):
                 break  # taken for analysis (303), or the session ended: a new one
     outcomes.put(dict(counts))
 
 
 def decision_time(base: str, api_key: str) -> float | None:
     """Seconds from tenant B's document upload to its decision, or None if none came within 120 s."""
-    browser, step, session_id = document_step(base, api_key)
+    browser, step, session_id = document_step(base, api_key, USER_ADDRESS)
     files = [("document", ("passport.jpg", passport_page(), "image/jpeg"))] + step["frames"]
     started = time.monotonic()
     response = browser.post(f"{base}/flow/document", data=step["form"], files=files, timeout=120, allow_redirects=False)
@@ -117,10 +124,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40)
     parser.add_argument("--attackers", type=int, default=2, help="attacker processes, all from one address")
     parser.add_argument("--port", type=int, default=16521)
+    parser.add_argument(
+        "--no-address-limit",
+        action="store_true",
+        help="lift the flow's per-address upload limit: the attacker's uploads all reach the upload checks",
+    )
     args = parser.parse_args()
     env = _prepare()
-    # Here every browser comes from 127.0.0.1: tenant B's user must not share the attacker's upload budget.
-    env["FLOW_UPLOAD_RATE_PER_ADDRESS"] = env["FLOW_UPLOAD_BURST_PER_ADDRESS"] = "100000"
+    # Each browser's address comes as a trusted proxy reports it, so the attacker and tenant B's user have
+    # their own upload budgets, as behind the production proxy.
+    env["DASHBOARD_LOGIN_TRUSTED_PROXIES"] = "1"
+    if args.no_address_limit:
+        env["FLOW_UPLOAD_RATE_PER_ADDRESS"] = env["FLOW_UPLOAD_BURST_PER_ADDRESS"] = "100000"
     base = f"http://127.0.0.1:{args.port}"
     env["PUBLIC_BASE_URL"] = base
 

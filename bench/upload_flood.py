@@ -103,14 +103,17 @@ class Browser(requests.Session):
     """Keeps cookies by hand: the flow's are Secure (DEBUG is off) and the bench speaks plain HTTP on
     loopback, as the TLS proxy would to gunicorn, where a cookie jar would not send them back."""
 
-    def __init__(self):
+    def __init__(self, address: str | None = None):
         super().__init__()
         self.jar: dict[str, str] = {}
+        # The user's address as a trusted proxy reports it (DASHBOARD_LOGIN_TRUSTED_PROXIES=1), when given.
+        self.forwarded = {"X-Forwarded-For": address} if address else {}
 
     def request(self, method, url, **kwargs):
         follow = kwargs.pop("allow_redirects", True)
         for _ in range(5):  # redirects by hand: requests drops a hand-set Cookie header on them
-            headers = {**kwargs.pop("headers", {}), "Cookie": "; ".join(f"{k}={v}" for k, v in self.jar.items())}
+            cookies = "; ".join(f"{k}={v}" for k, v in self.jar.items())
+            headers = {**kwargs.pop("headers", {}), **self.forwarded, "Cookie": cookies}
             response = super().request(method, url, headers=headers, allow_redirects=False, **kwargs)
             self.jar.update(response.cookies.get_dict())
             self.cookies.clear()

@@ -263,6 +263,10 @@ def test_scaled_out_a_dead_web_replica_and_webhooks_worker_lose_and_double_no_we
             interval=2,
         )
         wait_ready(stack)
+        # Once the proxy has answered, it answers every request: each nginx worker must know the replicas are
+        # up (a worker that saw them refuse while they started once answered 502 for 10 s more).
+        statuses = [requests.get(f"{stack.base_url}/readyz", timeout=5).status_code for _ in range(40)]
+        assert set(statuses) == {200}, statuses
         answer = json.loads(stack.run_docs_steps(block, first="curl -s", last="curl -s")[0])
         assert answer_mismatches(block.steps[-1].printed, answer) == []
 

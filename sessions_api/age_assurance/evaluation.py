@@ -26,6 +26,7 @@ NEAR_BAND_YEARS = 5  # faces aged limit-5 .. limit-1: the minors a face estimate
 CHILDREN_FROM = 6  # children aged 6 .. limit-6 (CONTRACT 3): at most 0.1 % of them may pass
 ADULT_MARGIN_YEARS = 7  # adults aged max(25, limit+7) .. 40: the share of them sent to a document is the friction
 ADULTS_UNTIL = 40
+ADULT_AGE_BAND_YEARS = 5  # the adult band cut into bands this wide, to compare sets at equal ages
 
 
 def child_band(limit: int) -> tuple[int, int]:
@@ -36,6 +37,17 @@ def child_band(limit: int) -> tuple[int, int]:
 def adult_band(limit: int) -> tuple[int, int]:
     """Adults aged max(25, limit+7) .. 40: who should not need a document."""
     return max(25, limit + ADULT_MARGIN_YEARS), ADULTS_UNTIL
+
+
+def adult_age_bands(limit: int) -> list[tuple[int, int]]:
+    """The adult band cut into five-year bands; a remainder under three years joins the band before it."""
+    low, high = adult_band(limit)
+    bands = [
+        (start, min(start + ADULT_AGE_BAND_YEARS - 1, high)) for start in range(low, high + 1, ADULT_AGE_BAND_YEARS)
+    ]
+    if len(bands) > 1 and bands[-1][1] - bands[-1][0] < 2:
+        bands[-2:] = [(bands[-2][0], high)]
+    return bands
 
 
 APPROVED, REQUIRES_DOC, RETAKE = "approved", "requires_doc", "retake"
@@ -81,6 +93,8 @@ class LimitReport:
     younger_approved: Share  # children aged 6 .. limit-6 approved
     adults_to_document: Share  # adults aged max(25, limit+7) .. 40 sent to the document step
     by_group: dict[str, dict[str, tuple[Share, Share, Share]]] = field(default_factory=dict)
+    # the adults sent to the document step, per band of adult_age_bands: (low, high) -> share
+    adults_by_age: dict[tuple[int, int], Share] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -267,7 +281,21 @@ def _limit_report(outcomes: Sequence[Outcome], limit: int) -> LimitReport:
                 group: limit_shares([o for o in found if getattr(o.face, attribute) == group], limit)
                 for group in groups
             }
-    return LimitReport(limit, *limit_shares(found, limit), by_group=by_group)
+    adults_by_age = {}
+    for low, high in adult_age_bands(limit):
+        adults = [o for o in found if low <= o.face.true_age <= high]
+        adults_by_age[low, high] = Share(sum(o.decisions[limit] == REQUIRES_DOC for o in adults), len(adults))
+    return LimitReport(limit, *limit_shares(found, limit), by_group=by_group, adults_by_age=adults_by_age)
+
+
+def at_age_mix(shares: dict[tuple[int, int], Share], mix: dict[tuple[int, int], Share]) -> float | None:
+    """A share at another age mix (direct standardisation): each band's rate weighted by the mix's faces in it.
+
+    None when a band the mix holds faces in has none here (its rate is unknown)."""
+    total = sum(band.total for band in mix.values())
+    if not total or any(mix[band].total and not shares[band].total for band in mix):
+        return None
+    return sum(mix[band].total / total * shares[band].rate for band in mix if mix[band].total)
 
 
 def _years(value: float | None, signed: bool = False) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
 
 from .digital_id_statement import digital_id_lines
-from .evaluation import Report, Share, summary_line
+from .evaluation import Report, Share, at_age_mix, summary_line
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
@@ -30,6 +30,63 @@ def _stored_share(share: dict) -> str:
 
 def _years(value: float | None, signed: bool = False) -> str:
     return "n/a" if value is None else (f"{value:+.1f}" if signed else f"{value:.1f}")
+
+
+MIN_SET_ADULTS = 100  # a set is compared with the others at equal ages from this many adults in the band
+
+
+def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
+    """Each set's adults sent to a document per five-year band, and at the pooled age mix, per age limit."""
+    sets = {name: report for name, report in reports.items() if name != "all"}
+    pooled = {limit.age_limit: limit for limit in reports["all"].limits}
+    lines = [
+        "### Fairness at equal ages: adults sent to a document, by set and age",
+        "",
+        "The sets' adults are not spread alike over the adult band, and an adult near its lower end is more "
+        "often sent to a document, so a set's share as measured mixes the estimate's fairness with its age mix. "
+        "Each set's share at the pooled age mix (direct standardisation: each band's share weighted by the "
+        "pooled held-out faces in that band) compares the sets at equal ages.",
+        "",
+    ]
+    for age_limit, everyone in pooled.items():
+        per_set = {name: next(x for x in report.limits if x.age_limit == age_limit) for name, report in sets.items()}
+        lines += [
+            f"Age limit {age_limit}:",
+            "",
+            "| adults aged | " + " | ".join([*per_set, "all"]) + " |",
+            "|---|" + "---|" * (len(per_set) + 1),
+        ]
+        for band, share in everyone.adults_by_age.items():
+            cells = [_count_share(limit.adults_by_age[band]) for limit in per_set.values()]
+            lines.append(f"| {band[0]}-{band[1]} | " + " | ".join([*cells, _count_share(share)]) + " |")
+        measured = {name: limit.adults_to_document for name, limit in per_set.items()}
+        standard = {name: at_age_mix(limit.adults_by_age, everyone.adults_by_age) for name, limit in per_set.items()}
+        lines += [
+            "| as measured | "
+            + " | ".join(
+                [*(_count_share(share) for share in measured.values()), _count_share(everyone.adults_to_document)]
+            )
+            + " |",
+            "| at the pooled age mix | " + " | ".join([*(_pct(value) for value in standard.values()), "–"]) + " |",
+            "",
+        ]
+        compared = [
+            name for name, share in measured.items() if share.total >= MIN_SET_ADULTS and standard[name] is not None
+        ]
+        if len(compared) > 1:
+            as_measured = [measured[name].rate for name in compared]
+            at_mix = [standard[name] for name in compared]
+            lines += [
+                f"Largest gap between the sets with at least {MIN_SET_ADULTS} such adults ({', '.join(compared)}): "
+                f"{100 * (max(as_measured) - min(as_measured)):.1f} points as measured, "
+                f"{100 * (max(at_mix) - min(at_mix)):.1f} points at the pooled age mix.",
+                "",
+            ]
+    return lines
+
+
+def _count_share(share: Share) -> str:
+    return "n/a" if not share.total else f"{share.count}/{share.total} = {_pct(share.rate)}"
 
 
 def face_match_section(*, card: dict[str, str], lines: list[str], command: str) -> list[str]:
@@ -261,6 +318,7 @@ def statement_markdown(
                 f"{_share(limit.adults_to_document)} |"
             )
         lines.append("")
+    lines += equal_ages_lines(reports)
     lines += ["### Fairness: the estimate's error by group (all sets)", ""]
     for attribute, groups in report.group_errors.items():
         lines += [

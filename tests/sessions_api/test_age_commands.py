@@ -265,3 +265,50 @@ def test_age_statement_prints_the_holder_match_section_from_evaluate_face_match(
     # The command's own lines, not numbers typed into the statement; the latency varies between runs.
     assert printed[-1].rsplit(" latency_ms=", 1)[0] in text
     assert all(line in text for line in printed if "latency" not in line)
+
+
+def _adults_aged(research_data: Path, folder: Path, counts: dict[tuple[int, int], int]) -> Path:
+    """A folder of held-out faces-dev adults: so many per age band, by name order (links, not copies)."""
+    from sessions_api.age_assurance.calibration import split_half
+
+    folder.mkdir()
+    for (low, high), count in counts.items():
+        images = sorted(
+            image
+            for image in (research_data / "faces-dev").glob("*.jpg")
+            if low <= int(image.name.split("_")[0]) <= high and split_half(image.name) == "held_out"
+        )
+        for image in images[:count]:
+            (folder / image.name).symlink_to(image)
+    return folder
+
+
+def test_age_statement_compares_the_sets_adults_at_equal_ages(research_data, tmp_path):
+    """Two sets with opposite adult age mixes: each set's share at the pooled mix is what its bands give."""
+    younger = _adults_aged(research_data, tmp_path / "younger", {(25, 29): 12, (30, 34): 4, (35, 40): 3})
+    older = _adults_aged(research_data, tmp_path / "older", {(25, 29): 3, (30, 34): 4, (35, 40): 12})
+    output = tmp_path / "age-assurance.md"
+
+    run("age_statement", younger, older, "--output", output, "--limits", "18")
+
+    text = output.read_text()
+    section = text.split("### Fairness at equal ages: adults sent to a document, by set and age")[1]
+    table = section.split("Age limit 18:\n\n")[1].split("\n\n")[0].splitlines()
+    assert table[0] == "| adults aged | younger | older | all |"
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table[2:])}
+    assert list(rows) == ["25-29", "30-34", "35-40", "as measured", "at the pooled age mix"]
+
+    def count(cell: str) -> tuple[int, int]:
+        done, of = cell.split(" = ")[0].split("/")
+        return int(done), int(of)
+
+    bands = ["25-29", "30-34", "35-40"]
+    pooled = [count(rows[band][2])[1] for band in bands]
+    assert pooled == [count(rows[band][0])[1] + count(rows[band][1])[1] for band in bands]  # both sets together
+    assert count(rows["25-29"][0])[1] > count(rows["25-29"][1])[1] and count(rows["35-40"][1])[1] > 2  # opposite mixes
+    for column, name in enumerate(["younger", "older"]):
+        per_band = [count(rows[band][column]) for band in bands]
+        assert count(rows["as measured"][column]) == tuple(map(sum, zip(*per_band)))
+        expected = sum(of_all / sum(pooled) * done / of for (done, of), of_all in zip(per_band, pooled))
+        assert rows["at the pooled age mix"][column] == f"{100 * expected:.1f} %", name
+    assert "Largest gap between the sets" not in section.split("### Fairness: the estimate's error")[0]  # too few

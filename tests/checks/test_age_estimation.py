@@ -52,7 +52,13 @@ def test_several_frames_give_the_median_of_the_frames_that_show_a_face(astronaut
     assert estimates[0] - 1 < result.estimated_age < estimates[-1] + 1
     # The policy reads the lowest frame's estimate: every frame must clear it.
     assert result.lowest_estimate <= result.estimated_age
-    assert estimate_age([frames[0]] * 3) == dataclasses.replace(singles[0], faces_used=3)
+    # Three copies of a frame read as that frame (to rounding: the readers run on a batch of three rows, whose
+    # sums the linear algebra may order differently from one row's).
+    tripled = estimate_age([frames[0]] * 3)
+    assert tripled.faces_used == 3
+    assert dataclasses.astuple(dataclasses.replace(tripled, faces_used=1)) == pytest.approx(
+        dataclasses.astuple(singles[0]), rel=1e-9
+    )
 
 
 def test_frames_without_any_face_ask_for_a_retake(cat_jpeg):

@@ -288,14 +288,20 @@ def _limit_report(outcomes: Sequence[Outcome], limit: int) -> LimitReport:
     return LimitReport(limit, *limit_shares(found, limit), by_group=by_group, adults_by_age=adults_by_age)
 
 
-def at_age_mix(shares: dict[tuple[int, int], Share], mix: dict[tuple[int, int], Share]) -> float | None:
-    """A share at another age mix (direct standardisation): each band's rate weighted by the mix's faces in it.
+def at_age_mix(shares: dict[tuple[int, int], Share], mix: dict[tuple[int, int], Share]) -> tuple[float, float] | None:
+    """A share at another age mix (direct standardisation), and its variance: each band's rate weighted by the
+    mix's faces in it (the weights taken as fixed, each band binomial).
 
     None when a band the mix holds faces in has none here (its rate is unknown)."""
     total = sum(band.total for band in mix.values())
     if not total or any(mix[band].total and not shares[band].total for band in mix):
         return None
-    return sum(mix[band].total / total * shares[band].rate for band in mix if mix[band].total)
+    weights = {band: mix[band].total / total for band in mix if mix[band].total}
+    rate = sum(weight * shares[band].rate for band, weight in weights.items())
+    variance = sum(
+        weight**2 * shares[band].rate * (1 - shares[band].rate) / shares[band].total for band, weight in weights.items()
+    )
+    return rate, variance
 
 
 def _years(value: float | None, signed: bool = False) -> str:
@@ -325,6 +331,8 @@ def report_lines(report: Report) -> list[str]:
             f"  aged {low}-{limit.age_limit - 1} approved on the face alone: {limit.near_approved}",
             f"  children aged {child_low}-{child_high} approved:        {limit.younger_approved}",
             f"  aged {adult_low}-{adult_high} sent to the document step:   {limit.adults_to_document}",
+            "    by age: "
+            + " | ".join(f"{low}-{high} {_pct(share)}" for (low, high), share in limit.adults_by_age.items()),
         ]
         for attribute, groups in limit.by_group.items():
             lines.append(f"  by {attribute}: near approved | younger approved | adults to document")

@@ -33,6 +33,7 @@ def _years(value: float | None, signed: bool = False) -> str:
 
 
 MIN_SET_ADULTS = 100  # a set is compared with the others at equal ages from this many adults in the band
+GAP_Z = 1.959964  # two-sided 95 % normal quantile, for the gap's interval
 
 
 def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
@@ -63,26 +64,35 @@ def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
         standard = {name: at_age_mix(limit.adults_by_age, everyone.adults_by_age) for name, limit in per_set.items()}
         lines += [
             "| as measured | "
-            + " | ".join(
-                [*(_count_share(share) for share in measured.values()), _count_share(everyone.adults_to_document)]
-            )
+            + " | ".join([*map(_count_share, measured.values()), _count_share(everyone.adults_to_document)])
             + " |",
-            "| at the pooled age mix | " + " | ".join([*(_pct(value) for value in standard.values()), "–"]) + " |",
+            "| at the pooled age mix | "
+            + " | ".join([*(_pct(None if value is None else value[0]) for value in standard.values()), "–"])
+            + " |",
             "",
         ]
-        compared = [
-            name for name, share in measured.items() if share.total >= MIN_SET_ADULTS and standard[name] is not None
-        ]
+        compared = [name for name, share in measured.items() if share.total >= MIN_SET_ADULTS and standard[name]]
         if len(compared) > 1:
-            as_measured = [measured[name].rate for name in compared]
-            at_mix = [standard[name] for name in compared]
+            as_measured = {name: (measured[name].rate, _binomial_variance(measured[name])) for name in compared}
+            at_mix = {name: standard[name] for name in compared}
             lines += [
                 f"Largest gap between the sets with at least {MIN_SET_ADULTS} such adults ({', '.join(compared)}): "
-                f"{100 * (max(as_measured) - min(as_measured)):.1f} points as measured, "
-                f"{100 * (max(at_mix) - min(at_mix)):.1f} points at the pooled age mix.",
+                f"{_gap(as_measured)} as measured, {_gap(at_mix)} at the pooled age mix.",
                 "",
             ]
     return lines
+
+
+def _binomial_variance(share: Share) -> float:
+    return share.rate * (1 - share.rate) / share.total
+
+
+def _gap(rates: dict[str, tuple[float, float]]) -> str:
+    """The highest share minus the lowest, in points, with its 95 % normal-approximation interval."""
+    high = max(rates.values(), key=lambda each: each[0])
+    low = min(rates.values(), key=lambda each: each[0])
+    gap, margin = high[0] - low[0], GAP_Z * (high[1] + low[1]) ** 0.5
+    return f"{100 * gap:.1f} points (95 % interval {100 * (gap - margin):.1f} to {100 * (gap + margin):.1f})"
 
 
 def _count_share(share: Share) -> str:

@@ -71,6 +71,15 @@ def test_evaluate_age_reports_bands_limits_groups_and_a_summary_and_writes_one_r
         passes = rule.passes(AgeReading(estimated_age=float(estimated), faces_used=1))
         assert (at_13, at_18) == ("requires_doc", "approved" if passes else "requires_doc")
 
+    # The adults sent to a document at 18, per five-year band, are the rows' own counts.
+    by_age = lines[lines.index("age limit 18") + 4]
+    found = [row for row in rows[1:] if row[2] == "true"]
+    for low, high in ((25, 29), (30, 34), (35, 40)):
+        adults = [row for row in found if low <= int(row[1]) <= high]
+        sent = sum(row[5] == "requires_doc" for row in adults)
+        shown = f"{100 * sent / len(adults):5.1f} % of {len(adults):<5d}" if adults else f"{'n/a':>16}"
+        assert f"{low}-{high} {shown}" in by_age, by_age
+
 
 def test_evaluate_age_reads_a_labels_csv_with_free_text_groups(sample, tmp_path):
     folder = tmp_path / "labelled"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .labels import LabelledFace
+from .processes import forked_map
 from .statistics import clopper_pearson_upper
 
 DEFAULT_LIMITS = (13, 16, 18, 21)
@@ -167,17 +168,11 @@ def _worker_run(job: tuple[LabelledFace, tuple[int, ...]]) -> Outcome:
 
 def _evaluate_in_processes(faces, limits, jobs, progress) -> list[Outcome]:
     """The same production path in `jobs` forked processes, results in the faces' order."""
-    import multiprocessing
-
-    from django.db import connections
-
-    connections.close_all()  # a forked child must not share the parent's database connection
     outcomes = []
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        for number, outcome in enumerate(pool.imap(_worker_run, [(f, tuple(limits)) for f in faces], 8), start=1):
-            outcomes.append(outcome)
-            if progress is not None:
-                progress(number)
+    for number, outcome in enumerate(forked_map(_worker_run, [(f, tuple(limits)) for f in faces], jobs), start=1):
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(number)
     return outcomes
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .labels import LabelledFace
+from .processes import forked_map
 
 SEEDS = 3  # networks averaged per reader
 HIDDEN = 64
@@ -53,12 +54,12 @@ def _cache_key(data: bytes) -> str:
 
 
 def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
-                progress: Callable[[int], None] | None = None) -> list[FaceInputs]:  # fmt: skip
-    """The readers' inputs for every face, through the production path, from the cache where it has them."""
+                progress: Callable[[int], None] | None = None, jobs: int = 1) -> list[FaceInputs]:  # fmt: skip
+    """The readers' inputs for every face, through the production path, from the cache where it has them.
+
+    Faces the cache lacks are read in `jobs` forked processes (each loads the networks once)."""
     from checks.age_heads import HEADS_PATH  # noqa: F401 - the readers' module must import without its weights
-    from checks.face_match import face_matcher
-    from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PATH, dominant_face, face_engine
-    from checks.images import ImageRejected, open_image
+    from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PATH
 
     models = hashlib.sha256(AGE_NETWORK_PATH.read_bytes() + DESCRIPTION_NETWORK_PATH.read_bytes()).hexdigest()[:16]
     stored: dict[str, dict] = {}
@@ -72,40 +73,45 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
                 for entry in stored.values():
                     if entry["found"]:
                         entry.update({name: values[entry["row"]] for name, values in columns.items()})
-    engine, matcher = face_engine(), face_matcher()
-    results, changed = [], False
-    for number, face in enumerate(faces, start=1):
-        data = face.path.read_bytes()
-        key = _cache_key(data)
-        if key not in stored:
-            changed = True
-            entry = {"found": False}
-            try:
-                faces_seen = engine.faces(open_image(data), identity_chips=True, description_inputs=True)
-                found, rival = dominant_face(faces_seen)
-            except ImageRejected:
-                found, rival = None, False
-            if found is not None and not rival:
-                ages, features = engine.ages_and_features([found.age_input])
-                description_features, description_ages = engine.descriptions([found.description_input])
-                entry = {
-                    "found": True,
-                    "network_age": float(ages[0]),
-                    "features": features[0],
-                    "descriptor": matcher.descriptor(found.identity_chip).values,
-                    "description_age": float(description_ages[0]),
-                    "description_features": description_features[0],
-                }
-            stored[key] = entry
-        entry = stored[key]
-        results.append(
-            FaceInputs(True, **{name: entry[name] for name in _CACHED}) if entry["found"] else FaceInputs(False)
-        )
+    keys = [_cache_key(face.path.read_bytes()) for face in faces]
+    missing = {key: face.path for key, face in zip(keys, faces) if key not in stored}  # each new image once
+    for number, (key, entry) in enumerate(zip(missing, forked_map(_read_image, list(missing.values()), jobs)), start=1):
+        stored[key] = entry
         if progress is not None:
-            progress(number)
-    if cache is not None and changed:
+            progress(len(faces) - len(missing) + number)
+    if cache is not None and missing:
         _cache_write(cache, stored, models)
-    return results
+    return [
+        FaceInputs(True, **{name: stored[key][name] for name in _CACHED}) if stored[key]["found"] else FaceInputs(False)
+        for key in keys
+    ]
+
+
+def _read_image(path: Path) -> dict:
+    """One image through the production path: detection, the one-dominant-face rule, then every network."""
+    from checks.face_match import face_matcher
+    from checks.faces import dominant_face, face_engine
+    from checks.images import ImageRejected, open_image
+
+    engine = face_engine()
+    try:
+        found, rival = dominant_face(
+            engine.faces(open_image(path.read_bytes()), identity_chips=True, description_inputs=True)
+        )
+    except ImageRejected:
+        found, rival = None, False
+    if found is None or rival:
+        return {"found": False}
+    ages, features = engine.ages_and_features([found.age_input])
+    description_features, description_ages = engine.descriptions([found.description_input])
+    return {
+        "found": True,
+        "network_age": float(ages[0]),
+        "features": features[0],
+        "descriptor": face_matcher().descriptor(found.identity_chip).values,
+        "description_age": float(description_ages[0]),
+        "description_features": description_features[0],
+    }
 
 
 def _cache_write(cache: Path, stored: dict[str, dict], models: str) -> None:

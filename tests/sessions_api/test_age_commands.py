@@ -44,7 +44,7 @@ def test_evaluate_age_reports_bands_limits_groups_and_a_summary_and_writes_one_r
     age_policy_file({18: 30.0, 13: None})
     rows_file = tmp_path / "rows.csv"
 
-    lines = run("evaluate_age", sample, "--limits", "18,13", "--csv", rows_file)
+    lines = run("evaluate_age", sample, "--limits", "18,13", "--csv", rows_file, "--jobs", "2")
 
     assert lines[0].startswith(f"images: {SAMPLE_SIZE}   faces found: ")
     for band in ("<13", "13-17", "18-24", "25-40", "41-60", "60+", "all"):
@@ -185,6 +185,30 @@ def test_calibrate_age_policy_trains_the_readers_and_writes_a_policy_with_its_ev
         set(entry["held_out_half"]["by_set"]) <= set(document["data"]["sets"]) for entry in document["limits"].values()
     )
     assert len([line for line in lines if " off (" in line]) == 12
+
+
+def test_reading_the_faces_in_two_processes_gives_what_one_process_gives_and_caches_it(sample, tmp_path):
+    """calibrate_age_policy --jobs 2 reads each new image in one of two processes: the same inputs, cached."""
+    from sessions_api.age_assurance.labels import labelled_folder
+    from sessions_api.age_assurance.readers import read_inputs
+
+    faces = labelled_folder(sample).faces
+    faces = [*faces, faces[0]]  # the same image twice is read once
+    one = read_inputs(faces)
+
+    two = read_inputs(faces, cache=tmp_path / "inputs.npz", jobs=2)
+    cached = read_inputs(faces, cache=tmp_path / "inputs.npz")
+
+    def numbers(inputs) -> np.ndarray:
+        if not inputs.found:
+            return np.zeros(0)
+        return np.hstack([inputs.network_age, inputs.features, inputs.descriptor, inputs.description_age,
+                          inputs.description_features])  # fmt: skip
+
+    assert sum(i.found for i in one) > len(one) / 2
+    for other in (two, cached):
+        assert [i.found for i in other] == [i.found for i in one]
+        assert all(np.allclose(numbers(a), numbers(b), rtol=1e-5, atol=1e-5) for a, b in zip(other, one))
 
 
 def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, tmp_path):

@@ -59,12 +59,15 @@ class Command(BaseCommand):
         parser.add_argument("--output", default=str(DEFAULT_POLICY_FILE), help="where to write the policy")
         parser.add_argument("--heads", default=str(HEADS_PATH), help="where to write the readers")
         parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="the readers' inputs, kept between runs")
+        parser.add_argument("--jobs", type=int, default=1, help="processes reading the images (default 1)")
 
-    def handle(self, *args, directories, output, heads, cache, **options):
+    def handle(self, *args, directories, output, heads, cache, jobs=1, **options):
         from checks.age import age_network
 
         faces, left_out = labelled_sets(directories)
-        inputs = read_inputs([face for _, face in faces], cache=Path(cache), progress=progress_printer(len(faces)))
+        inputs = read_inputs(
+            [face for _, face in faces], cache=Path(cache), progress=progress_printer(len(faces)), jobs=max(1, jobs)
+        )
         halves = np.array([split_half(face.split_key) for _, face in faces])
         found = np.array([i.found for i in inputs])
         ages = np.array([face.true_age for _, face in faces])

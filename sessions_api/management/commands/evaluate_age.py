@@ -29,8 +29,9 @@ class Command(BaseCommand):
         parser.add_argument("directory", help="images named AGE_GENDER_RACE_*.jpg, or with a labels.csv beside them")
         parser.add_argument("--limits", default=",".join(map(str, DEFAULT_LIMITS)))
         parser.add_argument("--csv", dest="csv_file", help="write one row per image to this file")
+        parser.add_argument("--jobs", type=int, default=1, help="processes reading the images (default 1)")
 
-    def handle(self, *args, directory, limits, csv_file, **options):
+    def handle(self, *args, directory, limits, csv_file, jobs=1, **options):
         limits = age_limits(limits)
         try:
             folder = labelled_folder(directory)
@@ -43,7 +44,7 @@ class Command(BaseCommand):
                 sys.stderr.write(f"\r{done}/{total} images")
                 sys.stderr.flush()
 
-        outcomes = evaluate(folder.faces, limits, progress=progress)
+        outcomes = evaluate(folder.faces, limits, progress=progress, jobs=max(1, jobs))
         if csv_file:
             try:
                 with open(csv_file, "w", newline="", encoding="utf-8") as handle:

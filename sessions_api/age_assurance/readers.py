@@ -76,7 +76,9 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
     keys = [_cache_key(face.path.read_bytes()) for face in faces]
     missing = {key: face.path for key, face in zip(keys, faces) if key not in stored}  # each new image once
     for number, (key, entry) in enumerate(zip(missing, forked_map(_read_image, list(missing.values()), jobs)), start=1):
-        stored[key] = entry
+        # As the cache keeps them (float32): a run that reads the images and one that finds them cached must train
+        # the same readers, and the networks are chaotic enough in training to amplify the last bits.
+        stored[key] = {name: np.float32(value) if name in _CACHED else value for name, value in entry.items()}
         if progress is not None:
             progress(len(faces) - len(missing) + number)
     if cache is not None and missing:

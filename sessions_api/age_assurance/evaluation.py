@@ -78,6 +78,11 @@ class Share:
         return self.count / self.total if self.total else None
 
     @property
+    def variance(self) -> float | None:
+        """The binomial variance of the rate (its normal approximation)."""
+        return self.rate * (1 - self.rate) / self.total if self.total else None
+
+    @property
     def upper(self) -> float | None:
         return clopper_pearson_upper(self.count, self.total) if self.total else None
 
@@ -293,9 +298,7 @@ def at_age_mix(shares: dict[tuple[int, int], Share], mix: dict[tuple[int, int], 
         return None
     weights = {band: mix[band].total / total for band in mix if mix[band].total}
     rate = sum(weight * shares[band].rate for band, weight in weights.items())
-    variance = sum(
-        weight**2 * shares[band].rate * (1 - shares[band].rate) / shares[band].total for band, weight in weights.items()
-    )
+    variance = sum(weight**2 * shares[band].variance for band, weight in weights.items())
     return rate, variance
 
 

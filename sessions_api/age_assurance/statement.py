@@ -6,10 +6,13 @@ run made by `manage.py age_statement`; the prose around them is fixed here. Noth
 
 from __future__ import annotations
 
+from scipy.stats import norm
+
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
 
 from .digital_id_statement import digital_id_lines
 from .evaluation import Report, Share, at_age_mix, summary_line
+from .statistics import CONFIDENCE
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
@@ -33,7 +36,7 @@ def _years(value: float | None, signed: bool = False) -> str:
 
 
 MIN_SET_ADULTS = 100  # a set is compared with the others at equal ages from this many adults in the band
-GAP_Z = 1.959964  # two-sided 95 % normal quantile, for the gap's interval
+GAP_Z = float(norm.ppf(0.5 + CONFIDENCE / 2))  # the two-sided normal quantile, for the gap's interval
 
 
 def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
@@ -73,7 +76,7 @@ def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
         ]
         compared = [name for name, share in measured.items() if share.total >= MIN_SET_ADULTS and standard[name]]
         if len(compared) > 1:
-            as_measured = {name: (measured[name].rate, _binomial_variance(measured[name])) for name in compared}
+            as_measured = {name: (measured[name].rate, measured[name].variance) for name in compared}
             at_mix = {name: standard[name] for name in compared}
             lines += [
                 f"Largest gap between the sets with at least {MIN_SET_ADULTS} such adults ({', '.join(compared)}): "
@@ -81,10 +84,6 @@ def equal_ages_lines(reports: dict[str, Report]) -> list[str]:
                 "",
             ]
     return lines
-
-
-def _binomial_variance(share: Share) -> float:
-    return share.rate * (1 - share.rate) / share.total
 
 
 def _gap(rates: dict[str, tuple[float, float]]) -> str:

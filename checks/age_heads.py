@@ -29,11 +29,15 @@ from pathlib import Path
 import numpy as np
 
 HEADS_PATH = Path(__file__).resolve().parent / "models" / "age_heads.npz"
+# The oldest age a reader reports. Its networks extrapolate in log(1 + age): a face far from every calibration
+# face (a broken or crafted picture) would otherwise read as an infinite age, which passes every limit.
+AGE_CEILING = 120.0
 
 
 @dataclass(frozen=True)
 class Head:
-    """One reader: standardise, then a one-hidden-layer ReLU network per seed, averaged, in log(1 + age)."""
+    """One reader: standardise, then a one-hidden-layer ReLU network per seed, averaged, in log(1 + age),
+    within 0 and AGE_CEILING years."""
 
     mean: np.ndarray
     scale: np.ndarray
@@ -42,7 +46,8 @@ class Head:
     def ages(self, inputs: np.ndarray) -> np.ndarray:
         z = (np.asarray(inputs, dtype=np.float64) - self.mean) / self.scale
         outputs = [np.maximum(z @ w1 + b1, 0.0) @ w2 + b2 for w1, b1, w2, b2 in self.layers]
-        return np.expm1(np.mean(outputs, axis=0).reshape(len(z)))
+        logs = np.minimum(np.mean(outputs, axis=0).reshape(len(z)), np.log1p(AGE_CEILING))
+        return np.clip(np.expm1(logs), 0.0, AGE_CEILING)
 
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
         saved = {f"{prefix}/mean": self.mean, f"{prefix}/scale": self.scale}

@@ -129,3 +129,22 @@ def test_model_is_loaded_once_per_process_even_under_concurrent_first_use(monkey
 
     assert len(built) == 1
     assert all(engine is engines[0] for engine in engines)
+
+
+@pytest.mark.parametrize("value", [-1e4, 1e2, 1e4])
+def test_a_face_unlike_any_calibration_face_reads_as_an_age_a_person_can_have(value):
+    """The readers extrapolate in log(1 + age): inputs far from every calibration face (a broken or crafted
+    picture) once read as an infinite age, which passes every limit and cannot be stored or sent as JSON."""
+    import numpy as np
+
+    from checks.age_heads import AGE_CEILING, heads_load
+
+    face = {
+        "network_age": np.array([30.0]),
+        "network_features": np.full((1, 512), value),
+        "descriptor": np.full((1, 128), value),
+        "description_age": np.array([30.0]),
+        "description_features": np.full((1, 1024), value),
+    }
+    for ages in heads_load().read(face):
+        assert np.all(np.isfinite(ages)) and np.all((0 <= ages) & (ages <= AGE_CEILING))

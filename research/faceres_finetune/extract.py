@@ -1,0 +1,87 @@
+"""Cut every calibration face's FaceRes input once, through the production path, into an .npz cache.
+
+    .venv/bin/python -m research.faceres_finetune.extract /work/shared/data/faces-{dev,aaf,pairs} \
+        --output /work/research-cache/faceres-crops.npz --jobs 2
+
+Only the calibration half (sessions_api.age_assurance.calibration.split_half on LabelledFace.split_key) is
+read; faces in label_errors.csv are left out; a picture without one dominant face is left out, as
+calibrate_age_policy leaves it out. The cache holds crops of research photos: it stays outside the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sessions_api.age_assurance.calibration import split_half
+from sessions_api.age_assurance.label_audit import audited_errors
+from sessions_api.age_assurance.labels import labelled_folder
+
+
+def calibration_faces(directories: list[str]) -> list[tuple[str, object]]:
+    """(set name, LabelledFace) for the calibration half of each folder, label errors left out."""
+    errors = audited_errors()
+    faces = []
+    for directory in directories:
+        name = Path(directory).resolve().name
+        for face in labelled_folder(directory).faces:
+            if (name, face.name) not in errors and split_half(face.split_key) == "calibration":
+                faces.append((name, face))
+    return faces
+
+
+def _crop(path: Path) -> np.ndarray | None:
+    """The dominant face's 224x224 FaceRes input, or None when production would find no single face."""
+    from checks.faces import dominant_face, face_engine
+    from checks.images import ImageRejected, open_image
+
+    try:
+        found, rival = dominant_face(face_engine().faces(open_image(path.read_bytes()), description_inputs=True))
+    except ImageRejected:
+        return None
+    if found is None or rival:
+        return None
+    return found.description_input
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directories", nargs="+")
+    parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    if Path(__file__).resolve().parents[2] in args.output.resolve().parents:
+        parser.error("the cache holds crops of research photos: write it outside the repository")
+    faces = calibration_faces(args.directories)
+    started = time.monotonic()
+    paths = [face.path for _, face in faces]
+    with multiprocessing.get_context("fork").Pool(max(1, args.jobs)) as pool:
+        crops = []
+        for number, crop in enumerate(pool.imap(_crop, paths, 8), start=1):
+            crops.append(crop)
+            if number % 200 == 0:
+                print(f"{number}/{len(paths)} images, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    kept = [i for i, crop in enumerate(crops) if crop is not None]
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        args.output,
+        crops=np.stack([crops[i] for i in kept]),
+        ages=np.array([faces[i][1].true_age for i in kept], dtype=np.int16),
+        sets=np.array([faces[i][0] for i in kept]),
+        names=np.array([faces[i][1].name for i in kept]),
+        split_keys=np.array([faces[i][1].split_key for i in kept]),
+    )
+    for name in dict.fromkeys(s for s, _ in faces):
+        total = sum(s == name for s, _ in faces)
+        found = sum(faces[i][0] == name for i in kept)
+        print(f"{name}: {total} calibration images, {found} with one dominant face")
+    print(f"{len(kept)} crops written to {args.output} in {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -84,6 +84,20 @@ def gap_lines(before: np.ndarray, after: np.ndarray, ages: np.ndarray, sets: np.
     return lines
 
 
+def teen_lines(before: np.ndarray, after: np.ndarray, ages: np.ndarray, sets: np.ndarray) -> list[str]:
+    """MAE of ages 13-17, after minus before, per set and pooled, with 95 % paired bootstrap intervals over faces."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    teens = (ages >= 13) & (ages <= 17)
+    lines = ["13-17 MAE change (fine-tuned minus original), 95 % paired bootstrap:"]
+    for name in (*crops_data.SETS, "pooled"):
+        chosen = np.nonzero(teens & ((sets == name) if name != "pooled" else True))[0]
+        change = np.abs(after[chosen] - ages[chosen]) - np.abs(before[chosen] - ages[chosen])
+        draws = np.array([change[rng.choice(len(change), len(change))].mean() for _ in range(BOOTSTRAP)])
+        low, high = np.quantile(draws, [0.025, 0.975])
+        lines.append(f"  {name:<11} {change.mean():+.2f} y  [{low:+.2f}, {high:+.2f}] (n={len(chosen)})")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--crops", type=Path, required=True)
@@ -104,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     for label, predicted in (("ORIGINAL", before), ("FINE-TUNED", after)):
         print("\n".join(set_lines(label, predicted, ages, sets)))
     print("\n".join(gap_lines(before, after, ages, sets)))
+    print("\n".join(teen_lines(before, after, ages, sets)))
 
 
 if __name__ == "__main__":

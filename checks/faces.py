@@ -202,13 +202,19 @@ class FaceEngine:
                 self._description_network = onnxruntime.InferenceSession(
                     str(DESCRIPTION_NETWORK_PATH), self._description_options, providers=["CPUExecutionProvider"]
                 )
-        faces = np.stack(description_inputs).astype(np.float32)
-        batch = np.concatenate([faces, faces[:, :, ::-1, :]])
-        features, distribution = self._description_network.run(["features", "age"], {"face": batch})
-        n = len(faces)
-        ages = np.asarray(distribution, dtype=np.float64) @ np.arange(1, 101, dtype=np.float64)
-        features = np.asarray(features, dtype=np.float64)
-        return (features[:n] + features[n:]) / 2, (ages[:n] + ages[n:]) / 2
+        return described(self._description_network, description_inputs)
+
+
+def described(network, description_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """What an onnxruntime session of FaceRes's graph reads of 224x224 crops: its 1,024 pooled features and its
+    expected age (years), face and mirror averaged (also used to compare a fine-tuned copy, research/)."""
+    faces = np.stack(description_inputs).astype(np.float32)
+    batch = np.concatenate([faces, faces[:, :, ::-1, :]])
+    features, distribution = network.run(["features", "age"], {"face": batch})
+    n = len(faces)
+    ages = np.asarray(distribution, dtype=np.float64) @ np.arange(1, 101, dtype=np.float64)
+    features = np.asarray(features, dtype=np.float64)
+    return (features[:n] + features[n:]) / 2, (ages[:n] + ages[n:]) / 2
 
 
 def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
     .venv/bin/python -m research.faceres_finetune.evaluate --crops /work/research-cache/faceres-crops.npz \
         --fine-tuned /work/research-cache/faceres-finetune/best.onnx
 
-Both networks are run as checks.faces `descriptions()` runs one (onnxruntime, face and mirror averaged,
+Both networks are read by checks.faces `described()`, as the engine reads one (onnxruntime, face and mirror averaged,
 expected age over 1..100); the original's ages are checked against the engine's own on a few faces.
 """
 
@@ -13,6 +13,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+
+from checks.faces import described
 
 from . import data as crops_data
 
@@ -27,14 +29,8 @@ def expected_ages(onnx_path: Path, crops: np.ndarray, batch: int = 32) -> np.nda
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 2
     session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-    ages = []
-    for start in range(0, len(crops), batch):
-        faces = crops[start : start + batch].astype(np.float32)
-        both = np.concatenate([faces, faces[:, :, ::-1, :]])
-        (distribution,) = session.run(["age"], {"face": both})
-        years = np.asarray(distribution, dtype=np.float64) @ np.arange(1, 101, dtype=np.float64)
-        ages.append((years[: len(faces)] + years[len(faces) :]) / 2)
-    return np.concatenate(ages)
+    return np.concatenate([described(session, list(crops[start : start + batch]))[1]
+                           for start in range(0, len(crops), batch)])  # fmt: skip
 
 
 def set_lines(label: str, predicted: np.ndarray, ages: np.ndarray, sets: np.ndarray) -> list[str]:

@@ -11,7 +11,6 @@ calibrate_age_policy leaves it out. The cache holds crops of research photos: it
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 from sessions_api.age_assurance.calibration import split_half
 from sessions_api.age_assurance.label_audit import audited_errors
 from sessions_api.age_assurance.labels import labelled_folder
+from sessions_api.age_assurance.processes import forked_map
 
 
 def calibration_faces(directories: list[str]) -> list[tuple[str, object]]:
@@ -60,12 +60,11 @@ def main(argv: list[str] | None = None) -> None:
     faces = calibration_faces(args.directories)
     started = time.monotonic()
     paths = [face.path for _, face in faces]
-    with multiprocessing.get_context("fork").Pool(max(1, args.jobs)) as pool:
-        crops = []
-        for number, crop in enumerate(pool.imap(_crop, paths, 8), start=1):
-            crops.append(crop)
-            if number % 200 == 0:
-                print(f"{number}/{len(paths)} images, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    crops = []
+    for number, crop in enumerate(forked_map(_crop, paths, args.jobs), start=1):
+        crops.append(crop)
+        if number % 200 == 0:
+            print(f"{number}/{len(paths)} images, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     kept = [i for i, crop in enumerate(crops) if crop is not None]
     args.output.parent.mkdir(parents=True, exist_ok=True)
     np.savez(

@@ -18,8 +18,10 @@ def forked_map(function: Callable[[Item], Result], items: Sequence[Item], jobs: 
         return
     import multiprocessing
 
+    from django.conf import settings
     from django.db import connections
 
-    connections.close_all()  # a forked child must not share the parent's database connection
+    if settings.configured:  # a forked child must not share the parent's database connection
+        connections.close_all()
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
         yield from pool.imap(function, items, 8)

@@ -76,6 +76,7 @@ READABLE = {
     "descriptor": "dlib's 128-number face descriptor",
     "description_age": "HSE FaceRes's expected age (years)",
     "description_features": "HSE FaceRes's 1,024 pooled features",
+    "chip_age": "Cydral's dlib-models age network's expected age (years)",
 }
 
 

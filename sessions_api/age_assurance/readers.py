@@ -32,7 +32,10 @@ FOLD_SEED = 20261126
 # What each reader reads (checks.age_heads.READABLE). The second opinion reads dlib's descriptor alone,
 # so that its errors do not coincide with the estimate's. Chosen by comparing six choices on the held-out
 # half (a mild selection on that half, said in docs/age-assurance.md): HSE FaceRes's 1,024 features made
-# either reader worse (too many inputs for the faces there are); its age made the estimate better.
+# either reader worse (too many inputs for the faces there are); its age made the estimate better. The third
+# network's age (chip_age) is cached for such comparisons, and read by neither: added to the estimate, the
+# second opinion or both, it moved the adults sent to a document at limit 18 by at most a point
+# (research/age_networks, `readers`).
 ESTIMATE_READS = ("network_age", "network_features", "descriptor", "description_age")
 SECOND_OPINION_READS = ("descriptor",)
 
@@ -47,6 +50,7 @@ class FaceInputs:
     descriptor: np.ndarray | None = None  # (128,)
     description_age: float = 0.0
     description_features: np.ndarray | None = None  # (1024,)
+    chip_age: float = 0.0
 
 
 def _cache_key(data: bytes) -> str:
@@ -59,9 +63,11 @@ def read_inputs(faces: Sequence[LabelledFace], *, cache: Path | None = None,
 
     Faces the cache lacks are read in `jobs` forked processes (each loads the networks once)."""
     from checks.age_heads import HEADS_PATH  # noqa: F401 - the readers' module must import without its weights
-    from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PATH
+    from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PATH, chip_age_network
 
-    models = hashlib.sha256(AGE_NETWORK_PATH.read_bytes() + DESCRIPTION_NETWORK_PATH.read_bytes()).hexdigest()[:16]
+    models = hashlib.sha256(
+        AGE_NETWORK_PATH.read_bytes() + DESCRIPTION_NETWORK_PATH.read_bytes() + chip_age_network()[1]
+    ).hexdigest()[:16]
     stored: dict[str, dict] = {}
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=False) as saved:
@@ -113,6 +119,7 @@ def _read_image(path: Path) -> dict:
         "descriptor": face_matcher().descriptor(found.identity_chip).values,
         "description_age": float(description_ages[0]),
         "description_features": description_features[0],
+        "chip_age": float(engine.chip_ages([found.chip])[0]),
     }
 
 
@@ -132,13 +139,14 @@ def _cache_write(cache: Path, stored: dict[str, dict], models: str) -> None:
 
 
 # What the cache keeps of each face: FaceInputs' fields, by the names the readers read them under.
-_CACHED = ("network_age", "features", "descriptor", "description_age", "description_features")
+_CACHED = ("network_age", "features", "descriptor", "description_age", "description_features", "chip_age")
 _READABLE_FIELDS = {
     "network_age": "network_age",
     "network_features": "features",
     "descriptor": "descriptor",
     "description_age": "description_age",
     "description_features": "description_features",
+    "chip_age": "chip_age",
 }
 
 

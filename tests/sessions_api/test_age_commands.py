@@ -204,9 +204,11 @@ def test_reading_the_faces_in_two_processes_gives_what_one_process_gives_and_cac
         if not inputs.found:
             return np.zeros(0)
         return np.hstack([inputs.network_age, inputs.features, inputs.descriptor, inputs.description_age,
-                          inputs.description_features])  # fmt: skip
+                          inputs.description_features, inputs.chip_age])  # fmt: skip
 
     assert sum(i.found for i in one) > len(one) / 2
+    # The third network's age is read and kept too, as a candidate input: an age a person can have.
+    assert all(0 < i.chip_age <= 80 for i in one if i.found)
     # Exactly equal: the readers trained on them would differ otherwise (a fresh run and a cached one must agree).
     for other in (two, cached):
         assert [i.found for i in other] == [i.found for i in one]

@@ -35,8 +35,9 @@ def calibration_faces(directories: list[str]) -> list[tuple[str, object]]:
     return faces
 
 
-def _crop(path: Path) -> np.ndarray | None:
-    """The dominant face's 224x224 FaceRes input, or None when production would find no single face."""
+def _crop(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """The dominant face's 224x224 FaceRes input and its aligned 64x64 chip (the third age network's input,
+    research/age_networks), or None when production would find no single face."""
     from checks.faces import dominant_face, face_engine
     from checks.images import ImageRejected, open_image
 
@@ -46,7 +47,7 @@ def _crop(path: Path) -> np.ndarray | None:
         return None
     if found is None or rival:
         return None
-    return found.description_input
+    return found.description_input, found.chip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     np.savez(
         args.output,
-        crops=np.stack([crops[i] for i in kept]),
+        crops=np.stack([crops[i][0] for i in kept]),
+        chips=np.stack([crops[i][1] for i in kept]),
         ages=np.array([faces[i][1].true_age for i in kept], dtype=np.int16),
         sets=np.array([faces[i][0] for i in kept]),
         names=np.array([faces[i][1].name for i in kept]),

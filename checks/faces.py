@@ -146,17 +146,7 @@ class FaceEngine:
                     image_size=(width, height),
                     score=float(score),
                     identity_chip=chips[index] if chips else None,
-                    description_input=(
-                        face_crop(
-                            pixels,
-                            landmarks,
-                            size=DESCRIPTION_INPUT_SIZE,
-                            widening=DESCRIPTION_CROP_WIDENING,
-                            max_warp=3 * DESCRIPTION_INPUT_SIZE,
-                        )
-                        if description_inputs
-                        else None
-                    ),
+                    description_input=description_network_input(pixels, landmarks) if description_inputs else None,
                 )
             )
         return sorted(faces, key=lambda face: face.area, reverse=True)
@@ -274,6 +264,17 @@ def age_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
     Outside the picture is black, as in face-api (it pads the box to a square with zeros).
     """
     return face_crop(pixels, landmarks, size=AGE_INPUT_SIZE, widening=1.0)
+
+
+def description_network_input(pixels: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
+    """HSE FaceRes's 224x224 RGB uint8 crop: face-api's square a quarter wider, placed from the 5 landmarks."""
+    return face_crop(
+        pixels,
+        landmarks,
+        size=DESCRIPTION_INPUT_SIZE,
+        widening=DESCRIPTION_CROP_WIDENING,
+        max_warp=3 * DESCRIPTION_INPUT_SIZE,
+    )
 
 
 def face_crop(

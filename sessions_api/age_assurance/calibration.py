@@ -120,6 +120,17 @@ def _counts(true_ages: np.ndarray, low: int, high: int, weights=None) -> np.ndar
     return band
 
 
+def bootstrap_moments(readings: Readings) -> list:
+    """(weights, error-model moments) for BOOTSTRAP_SAMPLES resamples of the faces: what choose_rule bounds with."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    n = len(readings.true_ages)
+    resamples = []
+    for _ in range(BOOTSTRAP_SAMPLES):
+        weights = rng.multinomial(n, np.full(n, 1 / n)).astype(float)
+        resamples.append((weights, _moments(readings.true_ages, readings.estimates, readings.opinions, weights)))
+    return resamples
+
+
 # --- choosing the pair -------------------------------------------------------------------------
 
 
@@ -298,14 +309,7 @@ def policy_document(
     """
     if len(calibration.true_ages) < MIN_CALIBRATION_FACES:
         raise ValueError(f"only {len(calibration.true_ages)} calibration faces with a face found: too few")
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    n = len(calibration.true_ages)
-    bootstrap = []
-    for _ in range(BOOTSTRAP_SAMPLES):
-        weights = rng.multinomial(n, np.full(n, 1 / n)).astype(float)
-        bootstrap.append(
-            (weights, _moments(calibration.true_ages, calibration.estimates, calibration.opinions, weights))
-        )
+    bootstrap = bootstrap_moments(calibration)
     pooled = Readings(
         np.concatenate([r.true_ages for r in held_out.values()]),
         np.concatenate([r.estimates for r in held_out.values()]),

@@ -1,0 +1,51 @@
+"""Fill the readers' input cache (var/age-inputs.npz, as calibrate_age_policy keeps it) for the calibration half.
+
+.venv/bin/python -m research.decision_reader.fill /work/shared/data/faces-{dev,aaf,pairs} --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from sessions_api.age_assurance.calibration import split_half
+from sessions_api.age_assurance.label_audit import audited_errors
+from sessions_api.age_assurance.labels import labelled_folder
+from sessions_api.age_assurance.readers import read_inputs
+
+CACHE = Path(__file__).resolve().parents[2] / "var" / "age-inputs.npz"
+
+
+def half_faces(directories: list[str], half: str) -> list[tuple[str, object]]:
+    """(set name, LabelledFace) for one half of each folder (calibration.split_half), label errors left out."""
+    errors = audited_errors()
+    faces = []
+    for directory in directories:
+        name = Path(directory).resolve().name
+        for face in labelled_folder(directory).faces:
+            if (name, face.name) not in errors and split_half(face.split_key) == half:
+                faces.append((name, face))
+    return faces
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directories", nargs="+")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--half", choices=("calibration", "held_out"), default="calibration")
+    args = parser.parse_args(argv)
+    faces = [face for _, face in half_faces(args.directories, args.half)]
+    started = time.monotonic()
+
+    def progress(done: int) -> None:
+        if done % 200 == 0:
+            print(f"{done}/{len(faces)}, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+    inputs = read_inputs(faces, cache=CACHE, progress=progress, jobs=args.jobs)
+    print(f"{sum(i.found for i in inputs)} of {len(faces)} faces found, cache {CACHE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -35,6 +35,34 @@ def calibration_faces(directories: list[str]) -> list[tuple[str, object]]:
     return faces
 
 
+def read_paths(function, paths: list[Path], jobs: int) -> list:
+    """`function` of every path in `jobs` forked processes, in order, saying how far it is every 200 images."""
+    started = time.monotonic()
+    results = []
+    for number, result in enumerate(forked_map(function, paths, jobs), start=1):
+        results.append(result)
+        if number % 200 == 0:
+            print(f"{number}/{len(paths)} images, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    return results
+
+
+def save_kept(output: Path, faces: list[tuple[str, object]], results: list, names: tuple[str, ...], **extra) -> list:
+    """Save the faces whose result is not None into an .npz: each part of the results stacked under its name,
+    with the faces' true ages, sets, file names and split keys (and `extra` arrays); return their indices."""
+    kept = [i for i, result in enumerate(results) if result is not None]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        output,
+        **{name: np.stack([results[i][part] for i in kept]) for part, name in enumerate(names)},
+        ages=np.array([faces[i][1].true_age for i in kept], dtype=np.int16),
+        sets=np.array([faces[i][0] for i in kept]),
+        names=np.array([faces[i][1].name for i in kept]),
+        split_keys=np.array([faces[i][1].split_key for i in kept]),
+        **extra,
+    )
+    return kept
+
+
 def _crop(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
     """The dominant face's 224x224 FaceRes input and its aligned 64x64 chip (the third age network's input,
     research/age_networks), or None when production would find no single face."""
@@ -60,23 +88,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("the cache holds crops of research photos: write it outside the repository")
     faces = calibration_faces(args.directories)
     started = time.monotonic()
-    paths = [face.path for _, face in faces]
-    crops = []
-    for number, crop in enumerate(forked_map(_crop, paths, args.jobs), start=1):
-        crops.append(crop)
-        if number % 200 == 0:
-            print(f"{number}/{len(paths)} images, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    kept = [i for i, crop in enumerate(crops) if crop is not None]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(
-        args.output,
-        crops=np.stack([crops[i][0] for i in kept]),
-        chips=np.stack([crops[i][1] for i in kept]),
-        ages=np.array([faces[i][1].true_age for i in kept], dtype=np.int16),
-        sets=np.array([faces[i][0] for i in kept]),
-        names=np.array([faces[i][1].name for i in kept]),
-        split_keys=np.array([faces[i][1].split_key for i in kept]),
-    )
+    crops = read_paths(_crop, [face.path for _, face in faces], args.jobs)
+    kept = save_kept(args.output, faces, crops, ("crops", "chips"))
     for name in dict.fromkeys(s for s, _ in faces):
         total = sum(s == name for s, _ in faces)
         found = sum(faces[i][0] == name for i in kept)

@@ -30,6 +30,7 @@ import argparse
 
 import numpy as np
 
+from research.faceres_finetune.extract import half_faces
 from sessions_api.age_assurance.readers import (
     ESTIMATE_READS,
     FOLD_SEED,
@@ -44,7 +45,7 @@ from sessions_api.age_assurance.readers import (
     train_heads,
 )
 
-from .fill import CACHE, half_faces
+from .fill import CACHE
 
 LIMITS = (13, 16, 18, 21)
 NEAR_SHARE = 0.01
@@ -129,7 +130,7 @@ def _shares(s: np.ndarray, ages: np.ndarray, sets: np.ndarray, limit: int, cut: 
     }
 
 
-def _scorers(saved: dict[str, np.ndarray], limit: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def scored(saved: dict[str, np.ndarray], limit: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(calibration scores, held-out scores) per scorer: the two readers, and mixes of their ranks.
 
     A mix puts both scores on the calibration half's out-of-fold ranks (each one's empirical distribution
@@ -155,7 +156,7 @@ def report(saved: dict[str, np.ndarray]) -> None:
     rng = np.random.default_rng(SEED)
     for limit in LIMITS:
         print(f"limit {limit}:")
-        scorers = _scorers(saved, limit)
+        scorers = scored(saved, limit)
         cuts = {name: cut_for(calibration, ages, limit) for name, (calibration, _) in scorers.items()}
         for name, (calibration, held) in scorers.items():
             for half, s, a, g in (

@@ -10,24 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from sessions_api.age_assurance.calibration import split_half
-from sessions_api.age_assurance.label_audit import audited_errors
-from sessions_api.age_assurance.labels import labelled_folder
+from research.faceres_finetune.extract import half_faces
 from sessions_api.age_assurance.readers import read_inputs
 
 CACHE = Path(__file__).resolve().parents[2] / "var" / "age-inputs.npz"
-
-
-def half_faces(directories: list[str], half: str) -> list[tuple[str, object]]:
-    """(set name, LabelledFace) for one half of each folder (calibration.split_half), label errors left out."""
-    errors = audited_errors()
-    faces = []
-    for directory in directories:
-        name = Path(directory).resolve().name
-        for face in labelled_folder(directory).faces:
-            if (name, face.name) not in errors and split_half(face.split_key) == half:
-                faces.append((name, face))
-    return faces
 
 
 def main(argv: list[str] | None = None) -> None:

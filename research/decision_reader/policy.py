@@ -7,7 +7,7 @@
 model at thresholds a year lower, its bootstrap bound) on the calibration half's out-of-fold scores, with the
 second opinion (dlib's descriptor reader) as today, and reports the chosen pair on the held-out half.
 
-A mix (research.decision_reader.compare._scorers) is a weighted average of the age reader's and the limit's
+A mix (research.decision_reader.compare.scored) is a weighted average of the age reader's and the limit's
 classifier's ranks; it is put back in years through the age reader's own distribution on the calibration half
 (the age at the same rank), so that the error model and its one-year margin mean what they mean for the age
 reader. The age reader through this path reproduces the policy in force on these faces.
@@ -21,7 +21,7 @@ import numpy as np
 
 from sessions_api.age_assurance.calibration import Readings, bootstrap_moments, choose_rule, shares_at
 
-from .compare import LIMITS, SETS, _scorers
+from .compare import LIMITS, SETS, scored
 
 
 def _in_years(ranks: np.ndarray, estimate: np.ndarray) -> np.ndarray:
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     estimate = saved["estimate"]
     for limit in LIMITS:
         print(f"limit {limit}:", flush=True)
-        for name, (calibration, held) in _scorers(saved, limit).items():
+        for name, (calibration, held) in scored(saved, limit).items():
             if name != "age reader":
                 calibration, held = _in_years(calibration, estimate), _in_years(held, estimate)
             readings = Readings(ages, calibration, saved["opinion"])

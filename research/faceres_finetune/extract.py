@@ -25,12 +25,17 @@ from sessions_api.age_assurance.processes import forked_map
 
 def calibration_faces(directories: list[str]) -> list[tuple[str, object]]:
     """(set name, LabelledFace) for the calibration half of each folder, label errors left out."""
+    return half_faces(directories, "calibration")
+
+
+def half_faces(directories: list[str], half: str) -> list[tuple[str, object]]:
+    """(set name, LabelledFace) for one half of each folder (calibration.split_half), label errors left out."""
     errors = audited_errors()
     faces = []
     for directory in directories:
         name = Path(directory).resolve().name
         for face in labelled_folder(directory).faces:
-            if (name, face.name) not in errors and split_half(face.split_key) == "calibration":
+            if (name, face.name) not in errors and split_half(face.split_key) == half:
                 faces.append((name, face))
     return faces
 

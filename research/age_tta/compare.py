@@ -24,6 +24,8 @@ import hashlib
 
 import numpy as np
 
+from research.decision_reader.compare import bands
+
 NEAR_SHARE = 0.01
 LIMITS = (13, 16, 18, 21)
 FOLDS = 5
@@ -45,13 +47,6 @@ def cross_fitted(columns: list[np.ndarray], ages: np.ndarray, fold: np.ndarray) 
         beta, *_ = np.linalg.lstsq(x[~test], ages[~test], rcond=None)
         out[test] = x[test] @ beta
     return out
-
-
-def bands(limit: int, ages: np.ndarray):
-    near = (ages >= limit - 5) & (ages <= limit - 1)
-    children = (ages >= 6) & (ages <= limit - 6)
-    adults = (ages >= max(25, limit + 7)) & (ages <= 40)
-    return near, children, adults
 
 
 def threshold_for(estimates: np.ndarray, near: np.ndarray) -> float:

@@ -31,6 +31,7 @@ import argparse
 import numpy as np
 
 from research.faceres_finetune.extract import half_faces
+from sessions_api.age_assurance.evaluation import NEAR_BAND_YEARS, adult_band, child_band
 from sessions_api.age_assurance.readers import (
     ESTIMATE_READS,
     FOLD_SEED,
@@ -56,11 +57,13 @@ MIX_WEIGHTS = (0.5, 0.25)
 RANKING_SHARE = 0.03  # a near-band share wide enough to compare rankings on a few hundred faces
 
 
-def bands(limit: int, ages: np.ndarray):
+def bands(limit: int, ages: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which faces are near the limit, children and adults, by the statement's own bands."""
+    (child_low, child_high), (adult_low, adult_high) = child_band(limit), adult_band(limit)
     return (
-        (ages >= limit - 5) & (ages <= limit - 1),
-        (ages >= 6) & (ages <= limit - 6),
-        (ages >= max(25, limit + 7)) & (ages <= 40),
+        (ages >= limit - NEAR_BAND_YEARS) & (ages < limit),
+        (ages >= child_low) & (ages <= child_high),
+        (ages >= adult_low) & (ages <= adult_high),
     )
 
 

@@ -1,6 +1,7 @@
-"""Fill the readers' input cache (var/age-inputs.npz, as calibrate_age_policy keeps it) for the calibration half.
+"""Fill the readers' input cache (var/age-inputs.npz, as calibrate_age_policy keeps it) for one half.
 
-.venv/bin/python -m research.decision_reader.fill /work/shared/data/faces-{dev,aaf,pairs} --jobs 2
+    .venv/bin/python -m research.decision_reader.fill /work/shared/data/faces-{dev,aaf,pairs} --jobs 2 \
+        [--half held_out]
 """
 
 from __future__ import annotations

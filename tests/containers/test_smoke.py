@@ -36,6 +36,7 @@ SCALED = "export COMPOSE_FILE=compose.yaml:compose.scale.yaml"
 STOP = "podman-compose down"
 BACKUP = "podman-compose exec -T postgres pg_dump"
 RECEIVER_HOST = "webhooks.receiver.test"  # its alias on compose's network (compose.smoke.yaml)
+RETRIED_STATUSES = frozenset({409, 500, 502, 503, 504})  # as clients/ retry a create that carries its key
 HOST = 'eval "$(sudo scripts/containers-host)"'
 CACHE_TAG = "localhost/ageverify:smoke-cache"
 COMPILERS = ("gcc", "cc", "c++", "g++", "clang", "cc1", "cc1plus", "tcc")
@@ -118,13 +119,16 @@ def wait_ready(stack: Stack, timeout: float = 240) -> None:
     wait_until(ready, timeout=timeout, interval=1)
 
 
-def create_and_approve(stack: Stack, tenant: dict, subject: str, timings: list[float] | None = None) -> str:
+def create_and_approve(
+    stack: Stack, tenant: dict, subject: str, timings: list[float] | None = None, retried: list[str] | None = None
+) -> str:
     """A sandbox session that notifies the receiver container, advanced to approved through the API.
 
-    The creation is sent as the service's clients (clients/) send it: with an
-    `Idempotency-Key`, and again with the same key when no answer came in 30 s (or while the first is still in
-    progress: 409), so a retry can never make a second session. `timings` gets how long the session took, created
-    and approved."""
+    The creation is sent as the service's clients (clients/) send it: with an `Idempotency-Key`, and again with
+    the same key when no answer came in 30 s, while the first is still in progress (409), or after a 5xx (a
+    survivor answers 503 `service_unavailable` while the container DNS forgets a killed replica and its database
+    lookup fails), so a retry can never make a second session. `timings` gets how long the session took, created
+    and approved; `retried` gets the answers that were retried."""
     headers = {"X-API-Key": tenant["test_api_key"]}
     started = time.monotonic()
     for attempt in range(1, 5):
@@ -142,9 +146,13 @@ def create_and_approve(stack: Stack, tenant: dict, subject: str, timings: list[f
         except requests.Timeout:
             if attempt == 4:
                 raise
+            if retried is not None:
+                retried.append("timeout")
             continue
-        if created.status_code != 409 or attempt == 4:
+        if created.status_code not in RETRIED_STATUSES or attempt == 4:
             break
+        if retried is not None:
+            retried.append(str(created.status_code))
         time.sleep(2)
     assert created.status_code == 201, created.text
     session_id = created.json()["session"]["sessionId"]
@@ -303,11 +311,15 @@ def test_scaled_out_a_dead_web_replica_and_webhooks_worker_lose_and_double_no_we
         assert "timeout:1" in resolver and "attempts:2" in resolver, resolver
         stack.run(f"podman kill {' '.join(killed)}")
         durations: list[float] = []
-        after = [create_and_approve(stack, tenant, f"smoke-after-{n}", durations) for n in range(6)]
+        retried: list[str] = []
+        after = [create_and_approve(stack, tenant, f"smoke-after-{n}", durations, retried) for n in range(6)]
         webhooks = wait_for_webhooks(stack, secret, before + after, timeout=180)
 
     stages.write_line(f"containers: killed {killed}; {len(before) + len(after)} sessions, webhooks {dict(webhooks)}")
-    stages.write_line(f"containers: sessions after the kill took {', '.join(f'{t:.1f}' for t in durations)} s")
+    stages.write_line(
+        f"containers: sessions after the kill took {', '.join(f'{t:.1f}' for t in durations)} s;"
+        f" creations retried after {retried or 'nothing'}"
+    )
     stages.write_line(f"containers: memory in use: {stack.memory()}")
     doubled = {session: ids for session, ids in webhooks.items() if len(ids) != 1}
     assert doubled == {}, f"sessions with more than one webhook id: {doubled}"

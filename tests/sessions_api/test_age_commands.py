@@ -130,9 +130,9 @@ def test_evaluate_age_refuses_a_folder_without_labels_and_bad_limits(tmp_path, s
 
 @pytest.fixture(scope="module")
 def mixed_sample(tmp_path_factory, research_data) -> list[Path]:
-    """Three small labelled folders, one per research set (links, not copies): 160 + 120 + 40 faces."""
+    """Three small labelled folders, one per research set (links, not copies): 80 + 60 + 20 faces."""
     folders = []
-    for name, size in (("faces-dev", 160), ("faces-aaf", 120), ("faces-pairs", 40)):
+    for name, size in (("faces-dev", 80), ("faces-aaf", 60), ("faces-pairs", 20)):
         source = research_data / name
         images = sorted(p for p in source.iterdir() if p.suffix.lower() == ".jpg")
         folder = tmp_path_factory.mktemp(name) / name
@@ -177,7 +177,7 @@ def test_calibrate_age_policy_trains_the_readers_and_writes_a_policy_with_its_ev
     }
     estimate, opinion = heads_load(heads).read(face)
     assert 0 < estimate[0] < 130 and 0 < opinion[0] < 130
-    # A few hundred faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
+    # A hundred and sixty faces are far too few to vouch for a 1 % bound: every limit is off, and says why.
     assert set(policy.limits) == set(range(10, 22))
     assert all(limit.threshold is None for limit in policy.limits.values())
     assert all("calibration faces aged" in entry["why_off"] for entry in document["limits"].values())

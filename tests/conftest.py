@@ -35,6 +35,23 @@ def pytest_runtest_setup(item):
                 pytest.skip(missing)
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest modules first: the container smoke test's, then those reading the research data.
+
+    With two processes (scripts/test) a module runs in one of them; started last, the container build ran
+    alone for minutes after the other process had finished. Otherwise the order is kept.
+    """
+
+    def rank(item) -> int:
+        marks = {mark.name for mark in item.iter_markers()}  # the module's `pytestmark` too
+        return 0 if "containers" in marks else 1 if "research_data" in marks else 2
+
+    modules: dict[str, int] = {}
+    for item in items:
+        modules[item.path] = min(modules.get(item.path, 2), rank(item))
+    items.sort(key=lambda item: modules[item.path])
+
+
 @pytest.fixture(scope="session")
 def research_data() -> Path:
     """The folder of the research data sets; only for tests marked `research_data(...)`, which ensures it exists."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.utils import timezone
 
@@ -58,8 +59,33 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
+def _session_in_time(session_id: str) -> tuple[VerificationSession | None, bool]:
+    """The session to analyse, and whether time is left to check the pictures.
+
+    The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) strikes once. When it strikes while the session is
+    read (a database slow to answer), the session is read again and the attempt ends as a retake without
+    checks, as it would have had the limit struck inside them: it is never left in `processing`.
+    """
+    try:
+        return _session_to_analyse(session_id), True
+    except SoftTimeLimitExceeded:
+        logger.warning("analysis of %s ran out of time while reading the session: a retake", session_id)
+        return _session_to_analyse(session_id), False
+
+
 def _apply(session: VerificationSession, decision: Decision, *, evidence: Evidence | None = None) -> None:
-    """Apply the decision; `evidence` is what the session keeps afterwards if it stays open (None: no change)."""
+    """Apply the decision; `evidence` is what the session keeps afterwards if it stays open (None: no change).
+
+    The soft time limit striking while it is written rolls the write back; it is then made again (the limit
+    strikes once), so a decided session never stays in `processing`."""
+    try:
+        _apply_once(session, decision, evidence=evidence)
+    except SoftTimeLimitExceeded:
+        logger.warning("decision on %s ran out of time while written: written again", session.id)
+        _apply_once(session, decision, evidence=evidence)
+
+
+def _apply_once(session: VerificationSession, decision: Decision, *, evidence: Evidence | None) -> None:
     cause = f"{session.step} analysed"
     if decision.is_retake:
         cause = (RETAKE_CAUSE_PREFIX + decision.retake_message)[:200]
@@ -94,16 +120,17 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     from checks.liveness import frontal_frames
     from checks.results import Retake
 
-    session = _session_to_analyse(session_id)
+    session, in_time = _session_in_time(session_id)
     if session is None:
         return
     frontal: list[bytes] = []
+    liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     try:
-        liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
-        age = None
-        if not isinstance(liveness, Retake) and liveness.is_live:
-            frontal = frontal_frames(frames, list(session.liveness_challenge))
-            age = estimate_age(frontal)
+        if in_time:
+            liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
+            if not isinstance(liveness, Retake) and liveness.is_live:
+                frontal = frontal_frames(frames, list(session.liveness_challenge))
+                age = estimate_age(frontal)
     except Exception:
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
@@ -168,15 +195,17 @@ def document_analyse(
     document's portrait); decide, and keep what passed."""
     from checks.results import Retake
 
-    session = _session_to_analyse(session_id)
+    session, in_time = _session_in_time(session_id)
     if session is None:
         return
     kept = session_evidence(session)
     today = timezone.now().date()
     presence, halves = None, None  # halves: what passed of the holder check (None: what is kept stays)
+    document = Retake(MESSAGE_CHECK_FAILED)
     try:
-        document = _document_read(image, back, kept)
-        if session_presence_required(session):
+        if in_time:
+            document = _document_read(image, back, kept)
+        if in_time and session_presence_required(session):
             presence, halves = _presence_check(session, document, image, back, frames or [], capture, kept, today=today)
     except Exception:
         logger.exception("document check failed on %s", session_id)

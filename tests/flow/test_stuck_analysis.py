@@ -3,14 +3,19 @@
 The analysis task travels through the broker and expires unconsumed after ANALYSIS_TASK_EXPIRES; a
 broker restart can lose it outright. Nothing then ever decides the session, so a periodic watchdog
 returns sessions stuck in `processing` past that lifetime (plus a margin) to the step the user was on.
+An analysis whose soft time limit strikes outside its checks (reading the session, writing the decision)
+ends as a retake at once, not through the watchdog.
 """
 
 from datetime import timedelta
 
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import connection
 
 from ageverify.celery import app
-from sessions_api.analysis import ANALYSIS_TASK_EXPIRES
+from sessions_api.analysis import ANALYSIS_TASK_EXPIRES, document_analyse, selfie_analyse
 from sessions_api.state_machine import session_transition
 from sessions_api.tasks import stuck_analyses_release
 from sessions_api.watchdog import STUCK_ANALYSIS_MARGIN
@@ -114,3 +119,49 @@ def test_the_watchdog_runs_periodically_and_more_often_than_the_margin(db):
     assert len(entries) == 1
     assert entries[0]["task"] in app.tasks
     assert entries[0]["schedule"] <= timedelta(seconds=STUCK_ANALYSIS_MARGIN)
+
+
+def time_limit_strikes_at(match: str):
+    """A database hook that raises the task's soft time limit once, at the first query containing `match`:
+    as the signal does when it arrives while the worker waits on the database."""
+    struck = []
+
+    def strike(execute, sql, params, many, context):
+        if not struck and match in sql:
+            struck.append(sql)
+            raise SoftTimeLimitExceeded()
+        return execute(sql, params, many, context)
+
+    return connection.execute_wrapper(strike), struck
+
+
+@pytest.mark.parametrize("match", ['FROM "sessions_api_verificationsession"', "FOR UPDATE"])
+def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_visitor, api, match):
+    """Reading the session (a slow database) or writing the decision: the session is never left processing."""
+    submit_selfie(live_visitor)
+    app.control.purge()  # the analysis is run here, in this process, where the hook sees its queries
+    frames = [(step, jpeg()) for step in live_visitor.session.liveness_challenge]
+
+    hook, struck = time_limit_strikes_at(match)
+    with hook:
+        selfie_analyse(session_id=live_visitor.session_id, frames=frames)
+
+    assert struck
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
+    assert live_visitor.session.selfie_attempts == 1  # a retake, counted as an attempt
+    assert "Attempt 2 of 3" in live_visitor.client.get("/flow/selfie").content.decode()
+
+
+def test_a_document_analysis_out_of_time_while_reading_the_session_ends_as_a_retake(live_visitor, api):
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
+    assert post_document(live_visitor, jpeg(800, 600))["Location"] == "/flow/progress"
+    app.control.purge()
+
+    hook, struck = time_limit_strikes_at('FROM "sessions_api_verificationsession"')
+    with hook:
+        document_analyse(session_id=live_visitor.session_id, image=jpeg(800, 600))
+
+    assert struck
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"
+    assert live_visitor.session.document_attempts == 1

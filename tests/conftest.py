@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(config, items):
         marks = {mark.name for mark in item.iter_markers()}  # the module's `pytestmark` too
         return 0 if "containers" in marks else 1 if "research_data" in marks else 2
 
-    modules: dict[str, int] = {}
+    modules: dict[Path, int] = {}
     for item in items:
         modules[item.path] = min(modules.get(item.path, 2), rank(item))
     items.sort(key=lambda item: modules[item.path])

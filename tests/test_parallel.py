@@ -26,8 +26,10 @@ def test_each_worker_gets_its_own_redis_database_fault_ports_and_gunicorn_port()
 
 
 def test_a_redis_database_too_low_for_the_workers_is_refused():
-    with pytest.raises(pytest.UsageError, match="too low a database number for 3 workers"):
+    with pytest.raises(pytest.UsageError, match="needs a database number of at least 2"):
         worker_environment("gw2", 3, "redis://127.0.0.1:6379/1", "16400-16499", "16510")
+    with pytest.raises(pytest.UsageError, match="needs a database number"):
+        worker_environment("gw0", 2, "redis://127.0.0.1:6379", "16400-16499", "16510")
 
 
 def test_this_process_runs_with_its_workers_share(db):

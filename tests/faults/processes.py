@@ -17,6 +17,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from tests.support.parallel import DEFAULT_FAULT_PORTS
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -29,7 +31,7 @@ def _port_range(text: str) -> range:
 
 
 # Movable where something else on the machine listens there (docs/testing.md).
-FAULT_PORTS = _port_range(os.environ.get("AV_TEST_FAULT_PORTS", "16400-16499"))
+FAULT_PORTS = _port_range(os.environ.get("AV_TEST_FAULT_PORTS", DEFAULT_FAULT_PORTS))
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
 
 

@@ -10,6 +10,10 @@ import os
 
 import pytest
 
+# The defaults of the suite's own ports (docs/testing.md), read here and by the tests that bind them.
+DEFAULT_FAULT_PORTS = "16400-16499"  # AV_TEST_FAULT_PORTS: the fault tests' private servers
+DEFAULT_GUNICORN_PORT = "16510"  # AV_TEST_GUNICORN_PORT: the gunicorn the server tests start
+
 
 def _setting(early_config: pytest.Config, name: str) -> str:
     """The variable as the caller set it, or else pyproject.toml's `env` default."""
@@ -26,8 +30,8 @@ def worker_environment(worker: str, count: int, redis_url: str, fault_ports: str
     """The variables worker `gw<n>` of `count` runs with."""
     number = int(worker.removeprefix("gw"))
     base, _, database = redis_url.rpartition("/")
-    if int(database) - number < 0:
-        raise pytest.UsageError(f"REDIS_URL {redis_url}: too low a database number for {count} workers")
+    if not database.isdigit() or int(database) - number < 0:
+        raise pytest.UsageError(f"REDIS_URL {redis_url}: needs a database number of at least {count - 1}")
     first, _, last = fault_ports.partition("-")
     width = (int(last) - int(first) + 1) // count
     start = int(first) + number * width
@@ -48,7 +52,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
             worker,
             int(os.environ["PYTEST_XDIST_WORKER_COUNT"]),
             _setting(early_config, "REDIS_URL"),
-            os.environ.get("AV_TEST_FAULT_PORTS", "16400-16499"),
-            os.environ.get("AV_TEST_GUNICORN_PORT", "16510"),
+            os.environ.get("AV_TEST_FAULT_PORTS", DEFAULT_FAULT_PORTS),
+            os.environ.get("AV_TEST_GUNICORN_PORT", DEFAULT_GUNICORN_PORT),
         )
     )

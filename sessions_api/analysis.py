@@ -205,8 +205,10 @@ def document_analyse(
     try:
         if in_time:
             document = _document_read(image, back, kept)
-        if in_time and session_presence_required(session):
-            presence, halves = _presence_check(session, document, image, back, frames or [], capture, kept, today=today)
+            if session_presence_required(session):
+                presence, halves = _presence_check(
+                    session, document, image, back, frames or [], capture, kept, today=today
+                )
     except Exception:
         logger.exception("document check failed on %s", session_id)
         document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None

@@ -22,6 +22,7 @@ import pytest
 import requests
 from standardwebhooks import Webhook
 
+from ageverify_client._transport import RETRYABLE_SERVER_STATUSES
 from tests.support.readme import answer_mismatches
 from tests.support.waiting import wait_until
 from webhooks.local_tls import tls_files_make
@@ -36,7 +37,7 @@ SCALED = "export COMPOSE_FILE=compose.yaml:compose.scale.yaml"
 STOP = "podman-compose down"
 BACKUP = "podman-compose exec -T postgres pg_dump"
 RECEIVER_HOST = "webhooks.receiver.test"  # its alias on compose's network (compose.smoke.yaml)
-RETRIED_STATUSES = frozenset({409, 500, 502, 503, 504})  # as clients/ retry a create that carries its key
+RETRIED_STATUSES = RETRYABLE_SERVER_STATUSES | {409}  # as clients/ retry a create that carries its key
 HOST = 'eval "$(sudo scripts/containers-host)"'
 CACHE_TAG = "localhost/ageverify:smoke-cache"
 COMPILERS = ("gcc", "cc", "c++", "g++", "clang", "cc1", "cc1plus", "tcc")

@@ -53,6 +53,11 @@ def in_process_worker(*, pool: str = "solo", concurrency: int = 1):
         app, pool=pool, concurrency=concurrency, perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING"
     ) as worker:
         yield worker
-    # Workers reuse their database connection (CELERY_DB_REUSE_MAX); a stopped thread's one closes only
-    # when collected, and an open one would block dropping the test database at the end.
+    # The test worker stops by terminating, and Celery's thread pool shuts its threads down only on a warm
+    # stop: they would stay, idle, each keeping its database connection (CELERY_DB_REUSE_MAX) open, and an
+    # open one blocks dropping the test database at the end. A stopped thread's connection closes when
+    # it is collected.
+    executor = getattr(worker.pool, "executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
     gc.collect()

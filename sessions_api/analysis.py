@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
@@ -40,6 +42,7 @@ from .selectors import SessionNotFound, session_get, session_presence_required
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETAKE_CAUSE_PREFIX = "retake: "
 # An unconsumed analysis message is dropped after this many seconds (no backlog keeps images around).
@@ -59,18 +62,18 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
-def _session_in_time(session_id: str) -> tuple[VerificationSession | None, bool]:
-    """The session to analyse, and whether time is left to check the pictures.
+def _read_in_time(session_id: str, read: Callable[[], T]) -> tuple[T, bool]:
+    """What the analysis reads before its checks, and whether time is left to check the pictures.
 
-    The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) strikes once. When it strikes while the session is
-    read (a database slow to answer), the session is read again and the attempt ends as a retake without
-    checks, as it would have had the limit struck inside them: it is never left in `processing`.
+    The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) strikes once. When it strikes during this read (a
+    database slow to answer), all of it is read again and the attempt ends as a retake without checks, as it
+    would have had the limit struck inside them: the session is never left in `processing`.
     """
     try:
-        return _session_to_analyse(session_id), True
+        return read(), True
     except SoftTimeLimitExceeded:
         logger.warning("analysis of %s ran out of time while reading the session: a retake", session_id)
-        return _session_to_analyse(session_id), False
+        return read(), False
 
 
 def _apply(session: VerificationSession, decision: Decision, *, evidence: Evidence | None = None) -> None:
@@ -120,7 +123,7 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     from checks.liveness import frontal_frames
     from checks.results import Retake
 
-    session, in_time = _session_in_time(session_id)
+    session, in_time = _read_in_time(session_id, lambda: _session_to_analyse(session_id))
     if session is None:
         return
     frontal: list[bytes] = []
@@ -195,10 +198,9 @@ def document_analyse(
     document's portrait); decide, and keep what passed."""
     from checks.results import Retake
 
-    session, in_time = _session_in_time(session_id)
+    (session, kept), in_time = _read_in_time(session_id, lambda: _document_session_to_analyse(session_id))
     if session is None:
         return
-    kept = session_evidence(session)
     today = timezone.now().date()
     presence, halves = None, None  # halves: what passed of the holder check (None: what is kept stays)
     document = Retake(MESSAGE_CHECK_FAILED)
@@ -222,6 +224,12 @@ def document_analyse(
     mismatch = presence is not None and isinstance(presence.holder, HolderMatch) and not presence.holder.matched
     # A holder mismatch may be either half's fault: both are asked again.
     _apply(session, decision, evidence=Evidence() if mismatch else halves)
+
+
+def _document_session_to_analyse(session_id: str) -> tuple[VerificationSession | None, Evidence | None]:
+    """The session, and what it keeps from earlier attempts (the document, the passed capture)."""
+    session = _session_to_analyse(session_id)
+    return session, (session_evidence(session) if session is not None else None)
 
 
 def _document_read(image: bytes | None, back: bytes | None, kept: Evidence):

@@ -3,8 +3,8 @@
 The analysis task travels through the broker and expires unconsumed after ANALYSIS_TASK_EXPIRES; a
 broker restart can lose it outright. Nothing then ever decides the session, so a periodic watchdog
 returns sessions stuck in `processing` past that lifetime (plus a margin) to the step the user was on.
-An analysis whose soft time limit strikes outside its checks (reading the session, writing the decision)
-ends as a retake at once, not through the watchdog.
+An analysis whose soft time limit strikes outside its checks (reading the session and what it keeps,
+writing the decision) ends as a retake at once, not through the watchdog.
 """
 
 from datetime import timedelta
@@ -152,13 +152,21 @@ def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_
     assert "Attempt 2 of 3" in live_visitor.client.get("/flow/selfie").content.decode()
 
 
-def test_a_document_analysis_out_of_time_while_reading_the_session_ends_as_a_retake(live_visitor, api):
+@pytest.mark.parametrize(
+    "match",
+    [
+        'FROM "sessions_api_verificationsession"',
+        '"evidence_seal" AS "evidence_seal" FROM',  # what earlier attempts kept
+        "FOR UPDATE",
+    ],
+)
+def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_visitor, api, match):
     for status in ("processing", "requires_doc"):
         session_transition(session_id=live_visitor.session_id, to=status, cause="test")
     assert post_document(live_visitor, jpeg(800, 600))["Location"] == "/flow/progress"
     app.control.purge()
 
-    hook, struck = time_limit_strikes_at('FROM "sessions_api_verificationsession"')
+    hook, struck = time_limit_strikes_at(match)
     with hook:
         document_analyse(session_id=live_visitor.session_id, image=jpeg(800, 600))
 

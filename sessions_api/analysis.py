@@ -19,10 +19,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
 from checks.results import HolderMatch
@@ -42,7 +41,6 @@ from .selectors import SessionNotFound, session_get, session_presence_required
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 RETAKE_CAUSE_PREFIX = "retake: "
 # An unconsumed analysis message is dropped after this many seconds (no backlog keeps images around).
@@ -62,25 +60,32 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
-def _read_in_time(session_id: str, read: Callable[[], T]) -> tuple[T, bool]:
-    """What the analysis reads before its checks, and whether time is left to check the pictures.
+def _out_of_time(session_id: str, retake: Callable[[VerificationSession], Decision]) -> None:
+    """The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) struck outside the checks and the write, which
+    handle it: while the session was read (a database slow to answer) or the decision made.
 
-    The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) strikes once. When it strikes during this read (a
-    database slow to answer), all of it is read again and the attempt ends as a retake without checks, as it
-    would have had the limit struck inside them: the session is never left in `processing`.
+    The limit strikes once. The attempt ends as a retake without checks, as it would have had the limit struck
+    inside them, so the session is never left in `processing`; a session already decided (the limit struck
+    after the write) is left as it is.
     """
-    try:
-        return read(), True
-    except SoftTimeLimitExceeded:
-        logger.warning("analysis of %s ran out of time while reading the session: a retake", session_id)
-        return read(), False
+    logger.warning("analysis of %s ran out of time outside its checks: a retake", session_id)
+    # The limit may have struck while a query ran: psycopg's connection is then still busy with it and refuses
+    # the next one, so it is dropped (the next query opens another). No transaction is open here: one that
+    # was (in _apply) has dropped it already, as Django does with a connection that cannot roll back.
+    connection = connections[DEFAULT_DB_ALIAS]
+    if not connection.in_atomic_block:  # only a test runs this inside a transaction (pytest-django's `db`)
+        connection.close()
+    session = _session_to_analyse(session_id)
+    if session is not None:
+        _apply(session, retake(session))
 
 
 def _apply(session: VerificationSession, decision: Decision, *, evidence: Evidence | None = None) -> None:
     """Apply the decision; `evidence` is what the session keeps afterwards if it stays open (None: no change).
 
-    The soft time limit striking while it is written rolls the write back; it is then made again (the limit
-    strikes once), so a decided session never stays in `processing`."""
+    The soft time limit striking while it is written rolls the write back (a connection cut off mid-query
+    cannot roll back: Django then drops it); it is then made again (the limit strikes once), so a decided
+    session never stays in `processing`."""
     try:
         _apply_once(session, decision, evidence=evidence)
     except SoftTimeLimitExceeded:
@@ -119,22 +124,38 @@ def _apply_once(session: VerificationSession, decision: Decision, *, evidence: E
 def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
     """Run liveness (with the page's capture record, when it sent one), then age estimation on the most
     frontal frames, and apply the decision."""
+    try:
+        _selfie_analyse(session_id, frames, capture)
+    except SoftTimeLimitExceeded:
+        _out_of_time(session_id, _selfie_retake)
+
+
+def _selfie_retake(session: VerificationSession) -> Decision:
+    from checks.results import Retake
+
+    return decide_selfie(
+        Retake(MESSAGE_CHECK_FAILED),
+        None,
+        rule=tenant_face_rule(session.tenant, session.age_limit),
+        attempts_so_far=session.selfie_attempts,
+    )
+
+
+def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None) -> None:
     from checks.age import estimate_age
     from checks.liveness import frontal_frames
     from checks.results import Retake
 
-    session, in_time = _read_in_time(session_id, lambda: _session_to_analyse(session_id))
+    session = _session_to_analyse(session_id)
     if session is None:
         return
     frontal: list[bytes] = []
-    liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     try:
-        if in_time:
-            liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
-            if not isinstance(liveness, Retake) and liveness.is_live:
-                frontal = frontal_frames(frames, list(session.liveness_challenge))
-                age = estimate_age(frontal)
-    except Exception:
+        liveness, age = _liveness_check(session, frames, list(session.liveness_challenge), capture), None
+        if not isinstance(liveness, Retake) and liveness.is_live:
+            frontal = frontal_frames(frames, list(session.liveness_challenge))
+            age = estimate_age(frontal)
+    except Exception:  # the soft time limit striking inside the checks too
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
     decision = decide_selfie(
@@ -196,22 +217,44 @@ def document_analyse(
     earlier attempt when no picture came; under the presence policy, check the holder (the head turns sent
     with it, judged with their capture record as the selfie's, or the passed capture kept, against the
     document's portrait); decide, and keep what passed."""
+    try:
+        _document_analyse(session_id, image, back, frames or [], capture)
+    except SoftTimeLimitExceeded:
+        _out_of_time(session_id, _document_retake)
+
+
+def _document_retake(session: VerificationSession) -> Decision:
     from checks.results import Retake
 
-    (session, kept), in_time = _read_in_time(session_id, lambda: _document_session_to_analyse(session_id))
+    return decide_document(
+        Retake(MESSAGE_CHECK_FAILED),
+        age_limit=session.age_limit,
+        today=timezone.now().date(),
+        attempts_so_far=session.document_attempts,
+        presence=None,
+    )
+
+
+def _document_analyse(
+    session_id: str,
+    image: bytes | None,
+    back: bytes | None,
+    frames: list[tuple[str, bytes]],
+    capture: dict | None,
+) -> None:
+    from checks.results import Retake
+
+    session = _session_to_analyse(session_id)
     if session is None:
         return
+    kept = session_evidence(session)
     today = timezone.now().date()
     presence, halves = None, None  # halves: what passed of the holder check (None: what is kept stays)
-    document = Retake(MESSAGE_CHECK_FAILED)
     try:
-        if in_time:
-            document = _document_read(image, back, kept)
-            if session_presence_required(session):
-                presence, halves = _presence_check(
-                    session, document, image, back, frames or [], capture, kept, today=today
-                )
-    except Exception:
+        document = _document_read(image, back, kept)
+        if session_presence_required(session):
+            presence, halves = _presence_check(session, document, image, back, frames, capture, kept, today=today)
+    except Exception:  # the soft time limit striking inside the checks too
         logger.exception("document check failed on %s", session_id)
         document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None
     decision = decide_document(
@@ -224,12 +267,6 @@ def document_analyse(
     mismatch = presence is not None and isinstance(presence.holder, HolderMatch) and not presence.holder.matched
     # A holder mismatch may be either half's fault: both are asked again.
     _apply(session, decision, evidence=Evidence() if mismatch else halves)
-
-
-def _document_session_to_analyse(session_id: str) -> tuple[VerificationSession | None, Evidence | None]:
-    """The session, and what it keeps from earlier attempts (the document, the passed capture)."""
-    session = _session_to_analyse(session_id)
-    return session, (session_evidence(session) if session is not None else None)
 
 
 def _document_read(image: bytes | None, back: bytes | None, kept: Evidence):

@@ -95,8 +95,9 @@ def _shown_as(session_id: str, pictures: int) -> dict:
 
 
 def _time_limits() -> dict:
-    # The soft limit raises SoftTimeLimitExceeded inside the checks, which sessions_api.analysis turns into a
-    # retake (the session is decided, the worker goes on); the hard limit, later, ends a process stuck in C code.
+    # The soft limit raises SoftTimeLimitExceeded wherever the analysis is, and sessions_api.analysis makes the
+    # attempt a retake (the session is decided, the worker goes on); the hard limit, later, ends a process
+    # stuck in C code.
     soft = settings.ANALYSIS_SOFT_TIME_LIMIT
     return {"soft_time_limit": soft, "time_limit": soft + 30}
 

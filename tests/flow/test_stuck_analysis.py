@@ -7,6 +7,7 @@ An analysis whose soft time limit strikes outside its checks (reading the sessio
 writing the decision) ends as a retake at once, not through the watchdog.
 """
 
+import signal
 from datetime import timedelta
 
 import pytest
@@ -121,22 +122,33 @@ def test_the_watchdog_runs_periodically_and_more_often_than_the_margin(db):
     assert entries[0]["schedule"] <= timedelta(seconds=STUCK_ANALYSIS_MARGIN)
 
 
+def _soft_time_limit(signum, frame):
+    raise SoftTimeLimitExceeded()  # what billiard's handler of the soft limit's signal does
+
+
 def time_limit_strikes_at(match: str):
-    """A database hook that raises the task's soft time limit once, at the first query containing `match`:
-    as the signal does when it arrives while the worker waits on the database."""
+    """A database hook that, at the first query containing `match`, keeps the worker waiting on the database and
+    sends it the task's soft time limit meanwhile, as Celery does: the query is cut off, and the connection is
+    left busy with it. Only in a transactional test: the connection cannot even roll back afterwards."""
     struck = []
 
     def strike(execute, sql, params, many, context):
         if not struck and match in sql:
             struck.append(sql)
-            raise SoftTimeLimitExceeded()
+            previous = signal.signal(signal.SIGALRM, _soft_time_limit)
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            try:
+                execute("SELECT pg_sleep(2)", None, False, context)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
         return execute(sql, params, many, context)
 
     return connection.execute_wrapper(strike), struck
 
 
 @pytest.mark.parametrize("match", ['FROM "sessions_api_verificationsession"', "FOR UPDATE"])
-def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_visitor, api, match):
+def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(transactional_db, live_visitor, api, match):
     """Reading the session (a slow database) or writing the decision: the session is never left processing."""
     submit_selfie(live_visitor)
     app.control.purge()  # the analysis is run here, in this process, where the hook sees its queries
@@ -160,7 +172,9 @@ def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_
         "FOR UPDATE",
     ],
 )
-def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(live_visitor, api, match):
+def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(
+    transactional_db, live_visitor, api, match
+):
     for status in ("processing", "requires_doc"):
         session_transition(session_id=live_visitor.session_id, to=status, cause="test")
     assert post_document(live_visitor, jpeg(800, 600))["Location"] == "/flow/progress"
@@ -169,6 +183,53 @@ def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(liv
     hook, struck = time_limit_strikes_at(match)
     with hook:
         document_analyse(session_id=live_visitor.session_id, image=jpeg(800, 600))
+
+    assert struck
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"
+    assert live_visitor.session.document_attempts == 1
+
+
+def strikes_once_in(function):
+    """`function`, raising the task's soft time limit on its first call: as the signal does when it arrives
+    while the worker decides (pure Python, between the reads and the write), where no database hook sees it."""
+    struck = []
+
+    def striking(*args, **kwargs):
+        if not struck:
+            struck.append(function.__name__)
+            raise SoftTimeLimitExceeded()
+        return function(*args, **kwargs)
+
+    return striking, struck
+
+
+def test_a_selfie_analysis_out_of_time_while_deciding_ends_as_a_retake(live_visitor, api, monkeypatch):
+    from sessions_api import analysis
+
+    submit_selfie(live_visitor)
+    app.control.purge()
+    frames = [(step, jpeg()) for step in live_visitor.session.liveness_challenge]
+    striking, struck = strikes_once_in(analysis.decide_selfie)
+    monkeypatch.setattr(analysis, "decide_selfie", striking)
+
+    selfie_analyse(session_id=live_visitor.session_id, frames=frames)
+
+    assert struck
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
+    assert live_visitor.session.selfie_attempts == 1
+
+
+def test_a_document_analysis_out_of_time_while_deciding_ends_as_a_retake(live_visitor, api, monkeypatch):
+    from sessions_api import analysis
+
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=live_visitor.session_id, to=status, cause="test")
+    assert post_document(live_visitor, jpeg(800, 600))["Location"] == "/flow/progress"
+    app.control.purge()
+    striking, struck = strikes_once_in(analysis.decide_document)
+    monkeypatch.setattr(analysis, "decide_document", striking)
+
+    document_analyse(session_id=live_visitor.session_id, image=jpeg(800, 600))
 
     assert struck
     assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"

@@ -27,6 +27,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import FAKE_CAMERA_ARGS, clocked_page
 from tests.e2e.test_live_flow import (
     ANALYSIS_TIMEOUT_MS,
+    evaluate_unless_sent,
     finished,
     frontal_face,
     open_selfie_page,
@@ -34,6 +35,7 @@ from tests.e2e.test_live_flow import (
     return_urls,
     take_selfie,
     turning_face,
+    wait_for_camera,
 )
 from tests.support.camera import SCRIPTED_CAMERA_JS, clip_y4m
 from tests.support.faces import challenge_frames
@@ -69,10 +71,9 @@ def _replay_selfie(page) -> None:
     page.get_by_role("button", name="Start").click()
     deadline = time.monotonic() + 90
     while not pictures_sent(page):
-        page.evaluate("window.__fakeCamera.tick()")
-        while not (pictures_sent(page) or page.evaluate("window.__fakeCamera.state().showing")):
-            assert time.monotonic() < deadline, "the replayed picture never reached the page"
-            time.sleep(0.02)  # polling the page's state, not waiting for an absence
+        evaluate_unless_sent(page, "window.__fakeCamera.tick()")
+        wait_for_camera(page)
+        assert time.monotonic() < deadline, "the replayed pictures were never sent"
         page.clock.run_for(100)
     page.clock.resume()
     page.wait_for_url(re.compile(r"/flow/progress$"))

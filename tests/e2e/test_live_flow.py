@@ -118,13 +118,18 @@ def take_selfie(
     page.wait_for_url(re.compile(r"/flow/progress$"))
 
 
-def pictures_sent(page, path: str = "/flow/selfie") -> bool:
+def evaluate_unless_sent(page, script: str):
+    """page.evaluate, or True when the page's form was sent while we asked (the page is navigating away)."""
     try:
-        return page.evaluate(SENT_JS.format(path=path))
-    except PlaywrightError as error:  # the form was sent while we asked: the page is navigating
+        return page.evaluate(script)
+    except PlaywrightError as error:
         if "context was destroyed" in str(error):
             return True
         raise
+
+
+def pictures_sent(page, path: str = "/flow/selfie") -> bool:
+    return evaluate_unless_sent(page, SENT_JS.format(path=path))
 
 
 def wait_for_camera(page, path: str = "/flow/selfie", timeout: float = 10.0) -> None:
@@ -132,14 +137,7 @@ def wait_for_camera(page, path: str = "/flow/selfie", timeout: float = 10.0) -> 
     page.wait_for_function evaluates its predicate with eval, which the flow's CSP refuses once it must poll."""
     ready = f"({SENT_JS.format(path=path)}) || window.__fakeCamera.state().showing"
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if page.evaluate(ready):
-                return
-        except PlaywrightError as error:
-            if "context was destroyed" in str(error):
-                return
-            raise
+    while not evaluate_unless_sent(page, ready):
         assert time.monotonic() < deadline, "the scripted camera's picture never reached the page's <video>"
         time.sleep(0.02)
 

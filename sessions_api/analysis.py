@@ -150,8 +150,9 @@ def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: d
     if session is None:
         return
     frontal: list[bytes] = []
+    age = None
     try:
-        liveness, age = _liveness_check(session, frames, list(session.liveness_challenge), capture), None
+        liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
         if not isinstance(liveness, Retake) and liveness.is_live:
             frontal = frontal_frames(frames, list(session.liveness_challenge))
             age = estimate_age(frontal)

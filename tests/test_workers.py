@@ -27,4 +27,4 @@ def test_a_stopped_thread_pool_worker_leaves_no_database_connection_open(transac
         wait_until(tasks_settled)
         assert _other_connections() > before  # its threads did read the database
 
-    assert _other_connections() == before
+    assert _other_connections() <= before

@@ -3,8 +3,9 @@
 The analysis task travels through the broker and expires unconsumed after ANALYSIS_TASK_EXPIRES; a
 broker restart can lose it outright. Nothing then ever decides the session, so a periodic watchdog
 returns sessions stuck in `processing` past that lifetime (plus a margin) to the step the user was on.
-An analysis whose soft time limit strikes outside its checks (reading the session and what it keeps,
-writing the decision) ends as a retake at once, not through the watchdog.
+An analysis whose soft time limit strikes outside its checks ends at once, not through the watchdog: as a
+retake when it strikes while the session and what it keeps are read or while the decision is made, with its
+decision written again when it strikes while that is written.
 """
 
 import signal

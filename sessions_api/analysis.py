@@ -124,18 +124,18 @@ def _apply_once(session: VerificationSession, decision: Decision, *, evidence: E
 def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
     """Run liveness (with the page's capture record, when it sent one), then age estimation on the most
     frontal frames, and apply the decision."""
+    from checks.results import Retake
+
     try:
         _selfie_analyse(session_id, frames, capture)
     except SoftTimeLimitExceeded:
-        _out_of_time(session_id, _selfie_retake)
+        _out_of_time(session_id, lambda session: _selfie_decision(session, Retake(MESSAGE_CHECK_FAILED), None))
 
 
-def _selfie_retake(session: VerificationSession) -> Decision:
-    from checks.results import Retake
-
+def _selfie_decision(session: VerificationSession, liveness, age) -> Decision:
     return decide_selfie(
-        Retake(MESSAGE_CHECK_FAILED),
-        None,
+        liveness,
+        age,
         rule=tenant_face_rule(session.tenant, session.age_limit),
         attempts_so_far=session.selfie_attempts,
     )
@@ -159,12 +159,7 @@ def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: d
     except Exception:  # the soft time limit striking inside the checks too
         logger.exception("selfie checks failed on %s", session_id)
         liveness, age = Retake(MESSAGE_CHECK_FAILED), None
-    decision = decide_selfie(
-        liveness,
-        age,
-        rule=tenant_face_rule(session.tenant, session.age_limit),
-        attempts_so_far=session.selfie_attempts,
-    )
+    decision = _selfie_decision(session, liveness, age)
     evidence = None
     if decision.to_status == Status.REQUIRES_DOC and session_presence_required(session):
         # The face was not enough: the document step compares its portrait with this capture's face.
@@ -218,21 +213,22 @@ def document_analyse(
     earlier attempt when no picture came; under the presence policy, check the holder (the head turns sent
     with it, judged with their capture record as the selfie's, or the passed capture kept, against the
     document's portrait); decide, and keep what passed."""
+    from checks.results import Retake
+
     try:
         _document_analyse(session_id, image, back, frames or [], capture)
     except SoftTimeLimitExceeded:
-        _out_of_time(session_id, _document_retake)
+        retake = Retake(MESSAGE_CHECK_FAILED)
+        _out_of_time(session_id, lambda session: _document_decision(session, retake, timezone.now().date(), None))
 
 
-def _document_retake(session: VerificationSession) -> Decision:
-    from checks.results import Retake
-
+def _document_decision(session: VerificationSession, document, today, presence: Presence | None) -> Decision:
     return decide_document(
-        Retake(MESSAGE_CHECK_FAILED),
+        document,
         age_limit=session.age_limit,
-        today=timezone.now().date(),
+        today=today,
         attempts_so_far=session.document_attempts,
-        presence=None,
+        presence=presence,
     )
 
 
@@ -258,13 +254,7 @@ def _document_analyse(
     except Exception:  # the soft time limit striking inside the checks too
         logger.exception("document check failed on %s", session_id)
         document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None
-    decision = decide_document(
-        document,
-        age_limit=session.age_limit,
-        today=today,
-        attempts_so_far=session.document_attempts,
-        presence=presence,
-    )
+    decision = _document_decision(session, document, today, presence)
     mismatch = presence is not None and isinstance(presence.holder, HolderMatch) and not presence.holder.matched
     # A holder mismatch may be either half's fault: both are asked again.
     _apply(session, decision, evidence=Evidence() if mismatch else halves)

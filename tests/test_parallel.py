@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 
 from tests.faults.processes import FAULT_PORTS
-from tests.support.parallel import worker_environment
+from tests.support.parallel import port_range, worker_environment
 
 
 def test_each_worker_gets_its_own_redis_database_fault_ports_and_gunicorn_port():
@@ -41,5 +41,4 @@ def test_this_process_runs_with_its_workers_share(db):
         pytest.skip("one process (-n 0): nothing is shared")
     assert settings.REDIS_URL == os.environ["REDIS_URL"] and settings.CELERY_BROKER_URL == settings.REDIS_URL
     assert connection.settings_dict["NAME"].endswith(f"_{worker}")  # pytest-django's own share
-    first, _, last = os.environ["AV_TEST_FAULT_PORTS"].partition("-")
-    assert FAULT_PORTS == range(int(first), int(last) + 1)
+    assert FAULT_PORTS == port_range(os.environ["AV_TEST_FAULT_PORTS"])

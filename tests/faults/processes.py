@@ -17,21 +17,13 @@ from pathlib import Path
 
 from django.conf import settings
 
-from tests.support.parallel import DEFAULT_FAULT_PORTS
+from tests.support.parallel import DEFAULT_FAULT_PORTS, port_range
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _port_range(text: str) -> range:
-    first, _, last = text.partition("-")
-    try:
-        return range(int(first), int(last) + 1)
-    except ValueError:
-        raise ValueError(f"AV_TEST_FAULT_PORTS must be FIRST-LAST (e.g. 16400-16499), not {text!r}") from None
-
-
 # Movable where something else on the machine listens there (docs/testing.md).
-FAULT_PORTS = _port_range(os.environ.get("AV_TEST_FAULT_PORTS", DEFAULT_FAULT_PORTS))
+FAULT_PORTS = port_range(os.environ.get("AV_TEST_FAULT_PORTS", DEFAULT_FAULT_PORTS))
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), Path("/usr/bin"))
 
 

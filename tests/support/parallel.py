@@ -26,15 +26,24 @@ def _setting(early_config: pytest.Config, name: str) -> str:
     raise KeyError(name)
 
 
+def port_range(text: str) -> range:
+    """A FIRST-LAST range of ports, as AV_TEST_FAULT_PORTS gives it."""
+    first, _, last = text.partition("-")
+    try:
+        return range(int(first), int(last) + 1)
+    except ValueError:
+        raise pytest.UsageError(f"AV_TEST_FAULT_PORTS must be FIRST-LAST (e.g. 16400-16499), not {text!r}") from None
+
+
 def worker_environment(worker: str, count: int, redis_url: str, fault_ports: str, gunicorn_port: str) -> dict:
     """The variables worker `gw<n>` of `count` runs with."""
     number = int(worker.removeprefix("gw"))
     base, _, database = redis_url.rpartition("/")
     if not database.isdigit() or int(database) - number < 0:
         raise pytest.UsageError(f"REDIS_URL {redis_url}: needs a database number of at least {count - 1}")
-    first, _, last = fault_ports.partition("-")
-    width = (int(last) - int(first) + 1) // count
-    start = int(first) + number * width
+    ports = port_range(fault_ports)
+    width = len(ports) // count
+    start = ports.start + number * width
     return {
         "REDIS_URL": f"{base}/{int(database) - number}",
         "AV_TEST_FAULT_PORTS": f"{start}-{start + width - 1}",

@@ -2,6 +2,7 @@
 test, test_smoke.py, runs them): the same processes on the same queues, one beat however far it is scaled, and
 every command block of docs/containers.md either run by the smoke test or excused here."""
 
+import json
 import re
 
 import yaml
@@ -78,3 +79,24 @@ def test_every_image_builds_from_the_official_debian_image_unless_told_otherwise
         for name, service in services.items():
             if "build" in service:
                 assert service["build"]["args"]["BASE_IMAGE"] == f"${{BASE_IMAGE:-{official}}}", name
+
+
+def redis_command() -> list[str]:
+    """The command the compose Redis runs: the service's own `command`, or else its image's CMD."""
+    service = compose("compose.yaml")["redis"]
+    if "command" in service:
+        return service["command"]
+    containerfile = REPO / "deploy" / "containers" / service["build"]["dockerfile"]
+    cmd = [line for line in containerfile.read_text().splitlines() if line.startswith("CMD ")]
+    return json.loads(cmd[-1].removeprefix("CMD "))
+
+
+def test_the_compose_redis_keeps_queued_pictures_off_the_disk():
+    # Queued analyses carry the user's pictures: like the systemd deployment (docs/operations.md), the broker keeps
+    # no append-only file and no snapshot, and has no volume to write one to.
+    command = redis_command()
+    options = dict(zip(command[1::2], command[2::2], strict=False))
+    assert command[0] == "redis-server"
+    assert options.get("--appendonly") == "no" and options.get("--save") == "", command
+    assert "volumes" not in compose("compose.yaml")["redis"]
+    assert "VOLUME" not in (REPO / "deploy" / "containers" / "redis.Containerfile").read_text()

@@ -264,6 +264,14 @@ def test_on_one_host_a_sandbox_session_completes_with_one_signed_webhook(stack, 
 
         assert answer_mismatches(pipeline.printed, wait_until(pipeline_ok, timeout=120, interval=3)) == []
 
+        # The broker persists nothing, so a queued picture never reaches a disk: no append-only file, no snapshot.
+        redis = stack.containers("redis")[0]
+        config = stack.run(f"podman exec {redis} redis-cli config get appendonly save dir").stdout.split("\n")
+        config = dict(zip(config[0::2], config[1::2], strict=False))
+        assert config["appendonly"] == "no" and config["save"] == "", config
+        written = stack.run(f"podman exec {redis} ls -A {config['dir']}").stdout.split()
+        assert not [name for name in written if name.startswith(("dump", "appendonly", "temp-"))], written
+
         # The image's HEALTHCHECK, run by hand (podman schedules it through systemd, which this machine lacks).
         for service in ("web", "worker-webhooks", "beat"):
             checked = stack.run(f"podman healthcheck run {stack.containers(service)[0]}", check=False)

@@ -29,6 +29,7 @@ from .evidence import final_sessions_evidence_erase
 from .models import (
     AgeCredentialResult,
     AgeEstimationResult,
+    AgePassResult,
     DigitalIdRequest,
     DocumentResult,
     LaunchCode,
@@ -43,6 +44,16 @@ from .state_machine import EVENT_REDACTED, payload_without_personal_data, redact
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
 FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
+# Every model that holds what a session's checks found or what its flow left: erased with the subject and metadata.
+PERSONAL_DATA_MODELS = (
+    AgeEstimationResult,
+    LivenessResult,
+    DocumentResult,
+    AgeCredentialResult,
+    AgePassResult,  # a document pass's thresholds give the holder's age in years
+    DigitalIdRequest,
+    LaunchCode,
+)
 
 
 def final_sessions_purge(*, now=None) -> int:
@@ -110,14 +121,7 @@ class SessionNotFinal(Exception):
 
 def _personal_data_erase(*, tenant: Tenant, ids: list[str], now) -> None:
     """Erase what identifies a person from these final sessions, in the caller's transaction (purge, redaction)."""
-    for model in (
-        AgeEstimationResult,
-        LivenessResult,
-        DocumentResult,
-        AgeCredentialResult,
-        DigitalIdRequest,
-        LaunchCode,
-    ):
+    for model in PERSONAL_DATA_MODELS:
         model.objects.filter(session_id__in=ids).delete()
     VerificationSession.objects.filter(id__in=ids).update(subject="", metadata={}, redacted_at=now)
     deliveries = WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids)

@@ -5,7 +5,8 @@ from datetime import date
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from sessions_api.models import DocumentResult, LivenessResult, VerificationSession
+from sessions_api.models import DocumentResult, LivenessResult, SessionEvent, VerificationSession
+from sessions_api.retention import PERSONAL_DATA_MODELS
 from sessions_api.state_machine import Results, session_transition
 from tests.support.assertions import assert_problem
 from tests.support.waiting import wait_until
@@ -134,3 +135,49 @@ def test_a_tenant_that_did_not_opt_in_gets_no_redacted_event(api, onboarded, set
     rows = WebhookDelivery.objects.filter(subject_ref=session["sessionId"])
     assert list(rows.values_list("event_type", flat=True)) == ["verification.completed"]
     assert PERSONAL not in rows.get().payload
+
+
+def _approved_by_age_pass(api) -> str:
+    session_id = api.create_session(subject=PERSONAL)["sessionId"]
+    session_transition(session_id=session_id, to="processing", cause="age pass presented")
+    session_transition(
+        session_id=session_id,
+        to="approved",
+        reason="age_pass",
+        cause="age pass used",
+        results=Results(
+            age_pass={
+                "method": "document",
+                "proved_on": date(2026, 5, 1),
+                "expires_on": date(2027, 5, 1),
+                "thresholds": list(range(10, 22)),
+            }
+        ),
+    )
+    return session_id
+
+
+def test_redacting_an_age_pass_approval_erases_what_the_pass_proved(api):
+    # What a document pass proved (its thresholds) gives the holder's age in years: personal data like the rest.
+    session_id = _approved_by_age_pass(api)
+    assert api.get(f"/v1/sessions/{session_id}").json()["agePass"]["method"] == "document"
+
+    redacted = api.post(f"/v1/sessions/{session_id}/redact").json()
+
+    assert redacted["agePass"] is None
+    assert api.get(f"/v1/sessions/{session_id}").json()["agePass"] is None
+    assert redacted["session"]["reason"] == "age_pass"
+
+
+def test_every_model_that_holds_a_sessions_results_is_erased_by_redaction():
+    # A new model that hangs off a session is personal data until shown otherwise: it is either erased with the
+    # results, or named here with why it may stay (this test fails when a new one is neither).
+    kept = {
+        SessionEvent: "the session's history: statuses, reasons and who asked, no personal data",
+    }
+    hanging = {
+        field.related_model
+        for field in VerificationSession._meta.get_fields(include_hidden=True)
+        if field.auto_created and not field.concrete
+    }
+    assert hanging - set(kept) == set(PERSONAL_DATA_MODELS), "a model related to a session is neither erased nor kept"

@@ -124,6 +124,8 @@ class PendingTake:
         try:
             self._connection = _thread_connection()
             self._connection.send_packed_command(_packed_take(self._connection, key, rate, burst), check_health=False)
+        except redis.ConnectionError:  # closed by Redis since its last use (a restart): `finish` takes anew
+            self._drop()
         except redis.RedisError as error:
             self._drop()
             self._fail_open(error)
@@ -148,14 +150,21 @@ class PendingTake:
             return self._state
         self._done = True
         try:
-            try:
-                reply = self._connection.read_response()
-            except redis.exceptions.NoScriptError:
-                # Redis restarted (or never saw the script): load it, and take the token in the usual way.
-                self._release()
-                reply = _bucket_script(keys=self._keys(), args=[self._rate, self._burst], client=_redis_client())
+            if self._connection is None:
+                reply = self._take_anew()
             else:
-                self._release()
+                try:
+                    reply = self._connection.read_response()
+                except redis.exceptions.NoScriptError:  # Redis restarted (or never saw the script)
+                    self._release()
+                    reply = self._take_anew()
+                except redis.ConnectionError:
+                    # Closed by Redis since this thread last used it (a restart): not an outage yet, so once more
+                    # on the pool's connections, which open anew. A timeout is not tried again.
+                    self._drop()
+                    reply = self._take_anew()
+                else:
+                    self._release()
         except redis.RedisError as error:
             self._drop()
             self._fail_open(error)
@@ -169,6 +178,10 @@ class PendingTake:
             generation=generation.decode(),
         )
         return self._state
+
+    def _take_anew(self):
+        """The token taken in the usual way, on the process's client: loads the script if needed."""
+        return _bucket_script(keys=self._keys(), args=[self._rate, self._burst], client=_redis_client())
 
     def _release(self) -> None:
         self._connection = None  # the thread's connection, its answer read: ready for the next request

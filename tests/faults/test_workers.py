@@ -162,5 +162,7 @@ def test_an_analysis_over_its_time_limit_ends_as_a_retake_and_the_worker_goes_on
 
     session = VerificationSession.objects.get(pk=visitor.session_id)
     assert (session.status, session.selfie_attempts) == ("initiated", 1)  # a retake, counted as an attempt
-    assert "SoftTimeLimitExceeded" in worker.output()
+    # Celery's own line whenever the limit strikes: inside the checks the exception is logged with it too, but
+    # outside them (loading the models, reading the session) the analysis says only that it ran out of time.
+    assert "Soft time limit (0.1s) exceeded" in worker.output()
     assert worker.process.poll() is None  # the worker process is still there for the next analysis

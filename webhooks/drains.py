@@ -13,10 +13,13 @@ so that other tenants' tasks get their turn. In a worker it takes one of its ten
 Which drains are at work is a sorted set in Redis per tenant (member: the drain's token, score: when
 it was last seen at work). A drain that finds nothing to claim leaves the set, then looks once more:
 a delivery written while it was leaving may have found it still in the set and woken no other; the
-last drain out therefore always sees it. A drain not seen for DRAIN_STALE_SECONDS (its worker died)
-no longer counts. Nothing here can lose a delivery: the row is due in the database, and if no drain
-takes it (Redis unreachable, a publish lost, a worker killed) the sweep queues it as before
-(webhooks.services), after WEBHOOK_REQUEUE_AFTER_SECONDS.
+last drain out therefore always sees it. A drain not seen for DRAIN_STALE_SECONDS no longer counts; one
+whose worker process is known dead stops counting at once: a drain at work is held by its process (a hash per
+tenant, token -> process), and each process that runs drains keeps a key alive in Redis for a few seconds at a
+time (ALIVE_SECONDS). A SIGKILLed worker's key lapses; the next wake of the tenant, or the sweep's look at the
+drains (`dead_drains_release`, every few seconds), then drops its drains and wakes a new one. Nothing here can
+lose a delivery: the row is due in the database, and if no drain takes it (Redis unreachable, a publish lost, a
+worker killed) the sweep queues it as before (webhooks.services), after WEBHOOK_REQUEUE_AFTER_SECONDS.
 
 Drains need PostgreSQL (the claim of the tenant's next delivery is webhooks.attempt_sql's), Redis and a
 worker; without them (the embedded demo, eager tasks), or with WEBHOOK_TENANT_DRAINS = 0, each delivery
@@ -24,6 +27,9 @@ is queued alone.
 """
 
 import logging
+import os
+import socket
+import threading
 import time
 import uuid
 
@@ -46,15 +52,39 @@ logger = logging.getLogger(__name__)
 DRAIN_STALE_SECONDS = 120
 _SEEN_AGAIN_AFTER = 10.0
 
-# KEYS[1]: the tenant's set; ARGV: now, stale before, most drains, token, key lifetime. 1: joined.
-_JOIN_SCRIPT = b"""
+# A process running drains refreshes its key this often; the key lapses ALIVE_SECONDS after the last refresh.
+ALIVE_SECONDS = 3
+_ALIVE_REFRESH = 1.0
+_ALIVE_PREFIX = "webhooks:alive:"
+
+# KEYS[1]: the tenant's set, KEYS[2]: which process holds each of its drains. Drops the drains whose holding
+# process is no longer alive (its key under the prefix, an ARGV, has lapsed), counting them in `dropped`.
+_DROP_DEAD = """
+local dropped = 0
+local held = redis.call('HGETALL', KEYS[2])
+for i = 1, #held, 2 do
+  if redis.call('EXISTS', {prefix} .. held[i + 1]) == 0 then
+    redis.call('ZREM', KEYS[1], held[i])
+    redis.call('HDEL', KEYS[2], held[i])
+    dropped = dropped + 1
+  end
+end
+"""
+# ARGV: the alive keys' prefix. Returns how many drains it dropped.
+_RELEASE_DEAD = (_DROP_DEAD.format(prefix="ARGV[1]") + "return dropped\n").encode()
+# ARGV: now, stale before, most drains, token, key lifetime, the alive keys' prefix. 1: joined.
+_JOIN_SCRIPT = (
+    _DROP_DEAD.format(prefix="ARGV[6]")
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 1
 """
+).encode()
 _join_script = Script(None, _JOIN_SCRIPT)
+_release_dead_script = Script(None, _RELEASE_DEAD)
 
 
 def drains_apply() -> bool:
@@ -71,14 +101,91 @@ def _key(tenant_id: str) -> str:
     return f"webhooks:drains:{tenant_id}"
 
 
+def _holders_key(tenant_id: str) -> str:
+    return f"webhooks:drains:{tenant_id}:held"
+
+
+class _Alive:
+    """This process's key in Redis, refreshed by a daemon thread while the process lives (started at its first
+    drain); its name is new in every process, so a worker restarted under the same node name is not its
+    predecessor."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._thread = None
+        self.name = ""
+
+    def ensure(self) -> str:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or self._thread.pid != os.getpid():
+                self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+                self._thread = threading.Thread(target=self._keep, name="drains-alive", daemon=True)
+                self._thread.pid = os.getpid()
+                self._thread.start()
+        return self.name
+
+    def refresh(self, client) -> None:
+        client.set(_ALIVE_PREFIX + self.name, 1, ex=ALIVE_SECONDS)
+
+    def _keep(self) -> None:
+        while True:
+            time.sleep(_ALIVE_REFRESH)
+            try:
+                self.refresh(_redis_client())
+            except Exception as error:  # noqa: BLE001 - the thread must outlive any failure; its drains may then
+                # be dropped meanwhile, and a few more run at once
+                logger.warning("webhook drains' process key not refreshed: %s", error)
+
+
+_alive = _Alive()
+
+
+def _hold(tenant_id: str, token: str) -> None:
+    """The drain is at work in this process: it counts for as long as the process is alive."""
+    try:
+        client = _redis_client()
+        client.hset(_holders_key(tenant_id), token, _alive.ensure())
+        client.expire(_holders_key(tenant_id), DRAIN_STALE_SECONDS)
+        _alive.refresh(client)
+    except redis.RedisError as error:  # it still counts until stale, as before
+        logger.warning("webhook drain of tenant %s not held: %s", tenant_id, error)
+
+
+def dead_drains_release() -> int:
+    """Drop the drains held by processes that died (a SIGKILLed worker) and wake a new drain for each tenant that
+    had one; the number dropped. The sweep calls it, so a tenant's due deliveries do not wait for staleness."""
+    if not drains_apply() or redis_recently_failed():
+        return 0
+    dropped, client = 0, _redis_client()
+    try:
+        for key in client.scan_iter(match="webhooks:drains:*:held", count=500):
+            tenant_id = key.decode().removeprefix("webhooks:drains:").removesuffix(":held")
+            released = _release_dead_script(keys=[_key(tenant_id), key], args=[_ALIVE_PREFIX], client=client)
+            if released:
+                dropped += released
+                logger.warning("released %d webhook drains of tenant %s: their worker died", released, tenant_id)
+                drain_wake(tenant_id)
+    except redis.RedisError as error:
+        redis_failure_note()
+        logger.warning("could not look for dead webhook drains: %s", error)
+    return dropped
+
+
 def _join(tenant_id: str) -> str | None:
     """A new drain's token if fewer than WEBHOOK_TENANT_DRAINS are at work, else None."""
     token = uuid.uuid4().hex
     now = time.time()
     joined = _join_script(
-        keys=[_key(tenant_id)],
+        keys=[_key(tenant_id), _holders_key(tenant_id)],
         client=_redis_client(),
-        args=[now, now - DRAIN_STALE_SECONDS, settings.WEBHOOK_TENANT_DRAINS, token, DRAIN_STALE_SECONDS],
+        args=[
+            now,
+            now - DRAIN_STALE_SECONDS,
+            settings.WEBHOOK_TENANT_DRAINS,
+            token,
+            DRAIN_STALE_SECONDS,
+            _ALIVE_PREFIX,
+        ],
     )
     return token if joined else None
 
@@ -94,7 +201,9 @@ def _seen(tenant_id: str, token: str) -> None:
 
 def _leave(tenant_id: str, token: str) -> None:
     try:
-        _redis_client().zrem(_key(tenant_id), token)
+        client = _redis_client()
+        client.zrem(_key(tenant_id), token)
+        client.hdel(_holders_key(tenant_id), token)
     except redis.RedisError as error:  # it stops counting once it is stale
         logger.warning("webhook drain of tenant %s could not leave: %s", tenant_id, error)
 
@@ -119,8 +228,12 @@ def drain_wake(tenant_id: str) -> bool:
 
 
 def _later(tenant_id: str, token: str, *, countdown: float | None, deferrals: int) -> None:
-    """Back on the queue, still counted as at work (its tenant's new deliveries wait for it)."""
+    """Back on the queue, still counted as at work (its tenant's new deliveries wait for it), held by no process."""
     _seen(tenant_id, token)
+    try:
+        _redis_client().hdel(_holders_key(tenant_id), token)
+    except redis.RedisError:  # then it counts while this process lives, or until stale
+        pass
     if not queue_drain(tenant_id, token, countdown=countdown, deferrals=deferrals):
         _leave(tenant_id, token)
 
@@ -135,6 +248,7 @@ def webhook_tenant_drain(*, tenant_id: str, token: str, deferrals: int = 0) -> i
 
 
 def _drain(tenant_id: str, token: str) -> int:
+    _hold(tenant_id, token)
     attempts = 0
     now = time.monotonic()
     slice_end, seen_at = now + settings.WEBHOOK_DRAIN_SLICE_SECONDS, now
@@ -149,6 +263,7 @@ def _drain(tenant_id: str, token: str) -> int:
                 token = None
             if token is None:  # others are at work (or Redis is not answering: the sweep is there)
                 return attempts + 1
+            _hold(tenant_id, token)
         attempts += 1
         now = time.monotonic()
         if now >= slice_end:

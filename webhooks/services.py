@@ -14,7 +14,7 @@ from core.broker_epoch import broker_epoch
 from core.redis_outage import redis_failure_note, redis_recently_failed
 from tenants.models import Tenant
 
-from .drains import drain_wake
+from .drains import dead_drains_release, drain_wake
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .queueing import queue_attempt
 
@@ -87,6 +87,7 @@ def webhook_deliveries_sweep(*, batch_size: int = 500) -> int:
     broker's current epoch began (core.broker_epoch: Redis came back empty since) is queued again at
     once: its task, or the drain that was to take it, went with the old Redis.
     """
+    dead_drains_release()  # a killed worker's drains: the tenant's deliveries get a new one now
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.WEBHOOK_REQUEUE_AFTER_SECONDS)
     lost_with_the_broker = _queued_in_a_lost_broker()

@@ -2,7 +2,9 @@
 
 import pytest
 
+from core.redis_client import redis_request_client
 from tests.support.database import current_database_url
+from tests.support.outages import broker_at
 from tests.support.receiver import WebhookReceiver, make_tls_files
 
 from .processes import CeleryWorker, PrivatePostgres, PrivateRedis, WebServer
@@ -84,3 +86,16 @@ def start_web(transactional_db, tmp_path):
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def redis_at(settings):
+    """Point this process's Redis (the drains' sets, rate limits) and its broker at one server."""
+
+    def point(url: str):
+        settings.REDIS_URL = url
+        redis_request_client.cache_clear()
+        return broker_at(url)
+
+    yield point
+    redis_request_client.cache_clear()

@@ -11,7 +11,6 @@ from core.redis_client import redis_request_client
 from sessions_api.models import VerificationSession
 from tests.support.api_client import ApiClient
 from tests.support.flow import open_flow, post_selfie
-from tests.support.outages import broker_at
 from tests.support.waiting import wait_until
 from tests.support.webhooks import finalize_with_webhook
 from webhooks.services import webhook_deliveries_sweep
@@ -19,19 +18,6 @@ from webhooks.services import webhook_deliveries_sweep
 from .test_workers import delivered, no_face
 
 pytestmark = [pytest.mark.faults, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def redis_at(settings):
-    """Point this process's Redis (the drains' sets, rate limits) and its broker at one server."""
-
-    def point(url: str):
-        settings.REDIS_URL = url
-        redis_request_client.cache_clear()
-        return broker_at(url)
-
-    yield point
-    redis_request_client.cache_clear()
 
 
 def test_deliveries_handed_to_drains_in_a_redis_that_restarted_empty_go_out_at_the_next_sweep(

@@ -16,7 +16,7 @@ from functools import wraps
 
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
@@ -35,6 +35,9 @@ from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
 MAX_BODY_BYTES = 64 * 1024  # a passkey's answer is a few kilobytes
+# In English here, translated where shown (age_pass_endpoint), as age_passes.services' messages.
+MESSAGE_NO_CREDENTIAL = gettext_noop("Your age pass could not be checked. Please try again.")
+MESSAGE_UNKNOWN_ACTION = gettext_noop("Choose show or delete.")
 
 
 def _json(body: dict, status: int = 200):
@@ -81,7 +84,7 @@ def age_pass_endpoint(*, needs_session: bool = True):
 def _credential(body: dict):
     credential = body.get("credential")
     if not isinstance(credential, dict):
-        raise AgePassRefused("malformed", "Your age pass could not be checked. Please try again.")
+        raise AgePassRefused("malformed", MESSAGE_NO_CREDENTIAL)
     return credential
 
 
@@ -127,7 +130,7 @@ def manage_options(request, session, body):
 def manage(request, session, body):
     action = body.get("action")
     if action not in ("show", "delete"):
-        raise AgePassRefused("unknown_action", "Choose show or delete.")
+        raise AgePassRefused("unknown_action", MESSAGE_UNKNOWN_ACTION)
     age_pass = age_pass_manage(credential=_credential(body), delete=action == "delete")
     if age_pass is None:
         return {"deleted": True}

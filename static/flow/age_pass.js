@@ -62,6 +62,14 @@
     }
     return json;
   }
+  // A day as the page's language writes it (28 novembre 2027), or as sent (2027-11-28) where the browser cannot.
+  function day(iso) {
+    try {
+      return new Date(iso + "T00:00:00Z").toLocaleDateString(document.documentElement.lang, {
+        timeZone: "UTC", dateStyle: "long"
+      });
+    } catch (error) { return iso; }
+  }
   function failed(error) { say(root.getAttribute("data-text-failed") + (error && error.name ? " (" + error.name + ")" : "")); }
 
   if (!window.PublicKeyCredential || !navigator.credentials) { return; }
@@ -77,7 +85,7 @@
         if (saved.saved) {
           root.setAttribute("data-saved", "true");
           root.querySelector("[data-age-pass-button]").hidden = true;
-          say(root.getAttribute("data-text-saved").replace("%(date)s", saved.expiresOn));
+          say(root.getAttribute("data-text-saved").replace("%(date)s", day(saved.expiresOn)));
         } else { say(saved.message || root.getAttribute("data-text-failed")); }
       });
     }).catch(failed);
@@ -116,7 +124,8 @@
       } else if (answer.pass) {
         var p = answer.pass;
         list.textContent = "";
-        [["data-text-method", p.method], ["data-text-proved", p.provedOn], ["data-text-expires", p.expiresOn],
+        var method = root.getAttribute("data-text-method-" + p.method) || p.method;
+        [["data-text-method", method], ["data-text-proved", day(p.provedOn)], ["data-text-expires", day(p.expiresOn)],
          ["data-text-thresholds", p.thresholds.join(", ")]].forEach(function (row) {
           var item = document.createElement("li");
           item.textContent = root.getAttribute(row[0]) + " " + row[1];

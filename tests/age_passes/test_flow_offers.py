@@ -6,31 +6,11 @@ offers, the options the browser is given, and the refusals that need no authenti
 
 import json
 
-from django.utils import timezone
-
 from sessions_api.models import Reason, Status
-from sessions_api.state_machine import Results, session_transition
-from tests.support.flow import open_flow
+from tests.support.flow import approve, open_flow
 
 SAVE_BUTTON = "Save an age pass on this device"
 USE_BUTTON = "Use my age pass"
-
-
-def _approve(session_id: str, *, reason: str = Reason.DOCUMENT, true_age: int = 19) -> None:
-    results = None
-    if reason == Reason.DOCUMENT:
-        today = timezone.now().date()
-        results = Results(
-            document={
-                "document_kind": "passport",
-                "birthdate": today.replace(year=today.year - true_age, day=1),
-                "true_age": true_age,
-            }
-        )
-    elif reason == Reason.AGE_ESTIMATION:
-        results = Results(age_estimation={"estimated_age": 30.0, "age_confidence": 0.99})
-    session_transition(session_id=session_id, to=Status.PROCESSING, cause="test")
-    session_transition(session_id=session_id, to=Status.APPROVED, reason=reason, cause="test", results=results)
 
 
 def _post(visitor, path, body=None):
@@ -78,7 +58,7 @@ def test_an_answer_that_is_not_a_passkey_s_is_refused_and_the_session_stays_open
 
 
 def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(live_visitor, policy):
-    _approve(live_visitor.session_id)
+    approve(live_visitor.session_id)
     page = live_visitor.client.get("/flow/result").content.decode()
 
     assert SAVE_BUTTON in page
@@ -92,7 +72,7 @@ def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(
 
 
 def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(live_visitor, api, policy, settings):
-    _approve(live_visitor.session_id, reason=Reason.AGE_ESTIMATION)
+    approve(live_visitor.session_id, reason=Reason.AGE_ESTIMATION)
     assert SAVE_BUTTON in live_visitor.client.get("/flow/result").content.decode()
 
     settings.AGE_PASS_METHODS = ["document"]  # the deployment saves document approvals only
@@ -103,7 +83,7 @@ def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(l
     policy.offer_saving = False
     policy.save()
     other = open_flow(api, callback_url="https://shop.example.com/done")
-    _approve(other.session_id)
+    approve(other.session_id)
     page = other.client.get("/flow/result").content.decode()
     assert SAVE_BUTTON not in page
     assert 'http-equiv="refresh"' in page

@@ -263,3 +263,35 @@ def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_o
         "approved": True,
         "next": "/flow/result",
     }
+
+
+FRENCH_MONTHS = "janvier février mars avril mai juin juillet août septembre octobre novembre décembre".split()
+
+
+def _in_french(day: datetime.date) -> str:
+    return f"{day.day} {FRENCH_MONTHS[day.month - 1]} {day.year}"
+
+
+def test_a_pass_is_saved_and_shown_in_the_page_s_language_with_its_method_and_days(
+    live_partner, onboarded, live_base_url, page, authenticator, screenshot
+):
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    created = live_partner.create_session(subject="claire", age_limit=18)
+    page.goto(created["verificationUrl"])
+    _approve_by_document(created["sessionId"], true_age=19)
+    page.goto(f"{live_base_url}/flow/result")
+    page.get_by_label("Language").select_option("fr")
+    page.get_by_role("button", name="Change language").click()
+
+    expect(page.get_by_text("Âge confirmé")).to_be_visible()
+    page.get_by_role("button", name="Enregistrer un pass d’âge sur cet appareil").click()
+    today = timezone.now().date()
+    expires = _in_french(today + datetime.timedelta(days=365))
+    expect(page.get_by_text(f"Votre pass d’âge est enregistré sur cet appareil jusqu’au {expires}.")).to_be_visible()
+
+    page.get_by_role("link", name="Vos pass d’âge").click()
+    page.get_by_role("button", name="Afficher mon pass d’âge").click()
+    expect(page.get_by_text("Prouvé par : une pièce d’identité")).to_be_visible()
+    expect(page.get_by_text(f"Prouvé le : {_in_french(today)}")).to_be_visible()
+    expect(page.get_by_text(f"Valable jusqu’au : {expires}")).to_be_visible()
+    screenshot(page, "age-pass-shown-in-french")

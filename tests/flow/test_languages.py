@@ -1,20 +1,27 @@
 """The flow in nine languages: every string translated, the language chosen by the browser, the link or the switch."""
 
 import importlib
+import json
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import polib
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils.functional import Promise
+from django.utils.translation import get_language_info
 
+from age_passes.models import AgePassPolicy
 from checks.age import MESSAGE_NO_FACE
 from flow.management.commands.flow_messages import CATALOGS, shipped_languages
+from sessions_api.models import Reason, Status
 from sessions_api.state_machine import session_transition
-from tests.support.flow import start_path
+from tenants.models import Tenant
+from tests.support.flow import approve, open_flow, start_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose MESSAGE_* constants are shown to the user by the flow (as stored or raised English text).
@@ -30,6 +37,8 @@ USER_MESSAGE_MODULES = (
     "flow.texts",
     "sessions_api.digital_id",
     "flow.digital_id",
+    "age_passes.services",
+    "flow.age_pass",
 )
 
 
@@ -170,3 +179,145 @@ def test_a_refused_link_has_no_language_switch_since_it_would_lose_the_link(api)
     page = Client().get(start_path(created["verificationUrl"]).replace("signature=", "signature=x")).content.decode()
 
     assert "This link is not valid" in page and 'action="/flow/language"' not in page
+
+
+# The templates of every page a user can reach in the flow, the partials they include among them.
+FLOW_TEMPLATES = ("flow", "age_passes")
+# Attributes a user reads or hears; the scripts' sentences come in data-text-* and the flow-texts JSON.
+READ_ATTRIBUTES = ("alt", "title", "aria-label", "placeholder")
+# Words a language writes as English does (the selfie page's button, the camera's heading).
+SAME_AS_IN_ENGLISH = {"de": {"Start"}, "nl": {"Camera", "Start"}}
+ARABIC_LETTER = re.compile("[\u0600-\u06ff]")
+
+
+# Elements whose text is not words in a language: scripts, styles, and code (an API call shown to a developer).
+NOT_WORDS = ("script", "style", "code")
+
+
+class _PageWords(HTMLParser):
+    """What a page shows or reads out: its text outside scripts, styles and code (hidden blocks too, which its
+    scripts show), the attributes above, the sentences its scripts show. One entry per piece of text."""
+
+    def __init__(self):
+        super().__init__()
+        self.words: list[str] = []
+        self._not_words = False
+        self._script_texts = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in NOT_WORDS:
+            self._not_words, self._script_texts = True, attrs.get("id") == "flow-texts"
+        read = [value for name, value in attrs.items() if name in READ_ATTRIBUTES or name.startswith("data-text-")]
+        self.words += [value for value in read if value]
+
+    def handle_endtag(self, tag):
+        if tag in NOT_WORDS:
+            self._not_words = self._script_texts = False
+
+    def handle_data(self, data):
+        if self._script_texts:
+            self.words += json.loads(data).values()
+        elif not self._not_words:
+            self.words.append(data)
+
+
+def _words(response) -> set[str]:
+    """The pieces of text with a letter in them that the user reads on a page, or in a JSON answer's message."""
+    if response["Content-Type"].startswith("application/json"):
+        pieces = [response.json()["message"]]
+    else:
+        parser = _PageWords()
+        parser.feed(response.content.decode())
+        pieces = parser.words
+    return {" ".join(piece.split()) for piece in pieces if any(character.isalpha() for character in piece)}
+
+
+def _flow_in(language: str, api, sandbox_api) -> dict:
+    """Every page of the flow (and the age passes' answers a user reads) as a browser speaking `language` gets them,
+    by what the user is doing there."""
+    pages = {}
+
+    def browser():
+        return Client(HTTP_ACCEPT_LANGUAGE=language)
+
+    def read(what, client, path, post=None, form=None):
+        if form is not None:
+            pages[what] = client.post(path, form)
+        elif post is not None:
+            pages[what] = client.post(path, data=json.dumps(post), content_type="application/json")
+        else:
+            pages[what] = client.get(path)
+
+    visitor = open_flow(api, browser(), callback_url="https://shop.example.com/done")
+    read("first page, offering the age pass", visitor.client, "/flow/")
+    read("age pass refused: not a passkey's answer", visitor.client, "/flow/age-pass/use", {"credential": {}})
+    read("age pass refused: no passkey at all", visitor.client, "/flow/age-pass/use", {"credential": "none"})
+    read("selfie", visitor.client, "/flow/selfie")
+    session_transition(session_id=visitor.session_id, to=Status.PROCESSING, cause="test")
+    read("analysis under way", visitor.client, "/flow/progress")
+    session_transition(session_id=visitor.session_id, to=Status.REQUIRES_DOC, cause="test")
+    read("document", visitor.client, "/flow/document")
+    approve(visitor.session_id)
+    read("approved, offering to save an age pass", visitor.client, "/flow/result")
+
+    denied = open_flow(api, browser(), callback_url="https://shop.example.com/done")
+    session_transition(session_id=denied.session_id, to=Status.PROCESSING, cause="test")
+    session_transition(session_id=denied.session_id, to=Status.DENIED, reason=Reason.LIVENESS_FAILED, cause="test")
+    read("denied", denied.client, "/flow/result")
+
+    sandbox = open_flow(sandbox_api, browser())
+    read("test mode, with the digital ID", sandbox.client, "/flow/sandbox")
+    read("test mode, no outcome chosen", sandbox.client, "/flow/sandbox", form={"outcome": "none of them"})
+
+    anyone = browser()
+    read("the user's own age pass", anyone, "/flow/age-pass/")
+    read("age pass action refused", anyone, "/flow/age-pass/manage", {"action": "open", "credential": {}})
+    read("the SDK's frame", anyone, "/flow/embed?key=pk_test_unknown&origin=https://shop.example.com")
+    read("no page here", anyone, "/flow/nowhere")
+    return pages
+
+
+def _listed(problem: str, words_by_page: dict) -> str:
+    return "\n".join(f"{what}: {problem}: {word!r}" for what, words in words_by_page.items() for word in words)
+
+
+@pytest.fixture
+def every_offer_on(onboarded):
+    """The tenant accepts and offers age passes, and offers digital IDs."""
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True, accept_passes=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+
+
+@pytest.mark.parametrize("language", shipped_languages())
+def test_every_page_of_the_flow_reads_in_the_language_age_passes_included(language, api, sandbox_api, every_offer_on):
+    english, translated = _flow_in("en", api, sandbox_api), _flow_in(language, api, sandbox_api)
+
+    shown = {template.name for response in english.values() for template in response.templates}
+    templates = {
+        str(path.relative_to(ROOT / "templates"))
+        for folder in FLOW_TEMPLATES
+        for path in (ROOT / "templates" / folder).glob("*.html")
+    }
+    assert templates <= shown, f"reach these templates in _flow_in: {sorted(templates - shown)}"
+    # Words that read the same in every language: the tenant's name, the languages' own names in the switch.
+    same_everywhere = (
+        {"Acme Games"}
+        | {get_language_info(code)["name_local"] for code, _ in settings.LANGUAGES}
+        | SAME_AS_IN_ENGLISH.get(language, set())
+    )
+    untranslated = {
+        what: sorted(_words(response) & _words(english[what]) - same_everywhere)
+        for what, response in translated.items()
+    }
+    assert not any(untranslated.values()), _listed("in English", untranslated)
+    direction = "rtl" if language == "ar" else "ltr"
+    for what, response in translated.items():
+        if not response["Content-Type"].startswith("application/json"):
+            assert f'<html lang="{language}" dir="{direction}">' in response.content.decode(), what
+    if language == "ar":
+        latin = {
+            what: sorted(word for word in _words(response) - same_everywhere if not ARABIC_LETTER.search(word))
+            for what, response in translated.items()
+        }
+        assert not any(latin.values()), _listed("not in Arabic", latin)

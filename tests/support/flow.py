@@ -7,8 +7,10 @@ from urllib.parse import urlsplit
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
-from sessions_api.models import VerificationSession
+from sessions_api.models import Reason, Status, VerificationSession
+from sessions_api.state_machine import Results, session_transition
 from tests.support.faces import challenge_frames
 from tests.support.pad import page_times, reflect
 from tests.support.waiting import wait_until
@@ -41,6 +43,24 @@ def open_flow(api, client: Client | None = None, **fields) -> Visitor:
     response = client.get(start_path(created["verificationUrl"]))
     assert response.status_code == 303, response.content
     return Visitor(client=client, session_id=created["sessionId"], created=created)
+
+
+def approve(session_id: str, *, reason: str = Reason.DOCUMENT, true_age: int = 19) -> None:
+    """The session approved as its worker would approve it: by a document read at `true_age`, or by a face."""
+    results = None
+    if reason == Reason.DOCUMENT:
+        today = timezone.now().date()
+        results = Results(
+            document={
+                "document_kind": "passport",
+                "birthdate": today.replace(year=today.year - true_age, day=1),
+                "true_age": true_age,
+            }
+        )
+    elif reason == Reason.AGE_ESTIMATION:
+        results = Results(age_estimation={"estimated_age": 30.0, "age_confidence": 0.99})
+    session_transition(session_id=session_id, to=Status.PROCESSING, cause="test")
+    session_transition(session_id=session_id, to=Status.APPROVED, reason=reason, cause="test", results=results)
 
 
 def post_selfie(visitor, frames_for, frames_per_step=3):

@@ -3,9 +3,10 @@
     manage.py flow_messages           # extract every marked string of the flow into each language's .po
     manage.py flow_messages --check   # exit 1 listing each string missing, untranslated or fuzzy in a language
 
-The flow's strings are the ones marked for translation in its templates (templates/flow/), its Python
-(flow/: pages, error pages, the texts its scripts show) and the user messages the checks and the
-session services return (checks/, sessions_api/, marked with gettext_noop, translated where shown).
+The flow's strings are the ones marked for translation in its templates (templates/flow/,
+templates/age_passes/), its Python (flow/: pages, error pages, the texts its scripts show) and the user
+messages the checks, the session services and the age passes return (checks/, sessions_api/, age_passes/,
+marked with gettext_noop, translated where shown).
 Django's makemessages does the extraction (GNU gettext: xgettext, msgmerge); after an update,
 translate the new entries in every .po and remove their "fuzzy" flags. The .mo files are compiled
 by scripts/compile_translations.py (run by scripts/test and scripts/demo).
@@ -25,7 +26,14 @@ from django.core.management.base import CommandError
 from django.core.management.commands import makemessages
 
 CATALOGS = Path(__file__).resolve().parents[2] / "locale"
-SOURCES = ("flow", os.path.join("templates", "flow"), "checks", "sessions_api")
+SOURCES = (
+    "flow",
+    os.path.join("templates", "flow"),
+    "age_passes",
+    os.path.join("templates", "age_passes"),
+    "checks",
+    "sessions_api",
+)
 
 
 def shipped_languages() -> list[str]:

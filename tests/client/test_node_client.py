@@ -65,7 +65,7 @@ def test_the_node_client_passes_its_tests_against_the_service(
     )
 
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert "# fail 0" in result.stdout and "# pass 12" in result.stdout, result.stdout[-2000:]
+    assert "# fail 0" in result.stdout and "# pass 15" in result.stdout, result.stdout[-2000:]
 
 
 def _sources_as_cloned(built_node_client: Path, folder: Path) -> Path:
@@ -127,9 +127,16 @@ def test_the_packed_package_installs_and_imports_from_esm_commonjs_and_typescrip
     tsc = ["node", str(NODE_CLIENT / "node_modules" / "typescript" / "bin" / "tsc"), "--noEmit", "--strict"]
     tsc += ["--module", "NodeNext", "--moduleResolution", "NodeNext", "--skipLibCheck"]
     _run([*tsc, "esm.mts", "cjs.cts"], cwd=partner)
-    (partner / "wrong.mts").write_text(TYPED_PARTNER_CODE + "client.sessions.get(42);\n")
+    (partner / "wrong.mts").write_text(
+        TYPED_PARTNER_CODE
+        + "client.sessions.get(42);\n"
+        + 'client.sandbox.advance("ses_x", "approved", { reason: "document_expired" });\n'
+    )
     refused = subprocess.run([*tsc, "wrong.mts"], cwd=partner, capture_output=True, text=True, timeout=300)
-    assert "error TS2345: Argument of type 'number' is not assignable to parameter" in refused.stdout, refused.stdout
+    errors = [line for line in refused.stdout.splitlines() if "error TS" in line]
+    assert len(errors) == 2, refused.stdout
+    assert "Argument of type 'number' is not assignable to parameter of type 'string'" in errors[0]
+    assert """Type '"document_expired"' is not assignable to type 'ApprovedReason | undefined'""" in errors[1]
 
 
 def test_an_install_from_a_git_url_builds_the_package(built_node_client, tmp_path):
@@ -156,5 +163,6 @@ const client: AgeVerify = new AgeVerify("av_test_x", { baseUrl: "http://127.0.0.
 declare const result: SessionResult;
 const status: Status = result.session.status;
 export const pending: Promise<SessionResult> = client.sessions.get("ses_x");
+export const denied = client.sandbox.advance("ses_x", "denied", { reason: "document_expired" });
 export { status };
 """

@@ -98,6 +98,8 @@ NOT_RUN = {
     "makes them against the service (tests/client/test_node_client.py)",
     'app.post("/hooks/ageverify"': "a partner's Express route: clients/node/test/service.test.mjs verifies a "
     "delivered webhook and a test event with the same call",
+    "await av.sandbox.advance(": "the Node client's sandbox calls: clients/node/test/service.test.mjs makes "
+    "them against the service and reads the sessions back",
 }
 
 

@@ -1,4 +1,4 @@
-/** AgeVerify's server-side client: sessions (create, get, list, iterate, cancel, redact, wait) and webhooks. */
+/** AgeVerify's server-side client: sessions (create, get, list, iterate, cancel, redact, wait), sandbox, webhooks. */
 
 import { randomUUID } from "node:crypto";
 
@@ -9,6 +9,8 @@ import {
   type CreateSessionParams,
   FINAL_STATUSES,
   type ListSessionsParams,
+  type SandboxReasons,
+  type SandboxTarget,
   type SessionPage,
   type SessionResult,
 } from "./types.js";
@@ -106,6 +108,27 @@ export class Sessions {
   }
 }
 
+/** Test keys only (`av_test_...`): drive a sandbox session to an outcome without a user. */
+export class Sandbox {
+  constructor(private readonly transport: Transport) {}
+
+  /**
+   * POST /v1/test/sessions/{id}/advance: to `processing`, `requires_doc`, `approved` or `denied`, and for a
+   * final `to` optionally the `reason` it ends with. A move the state machine refuses throws ConflictError
+   * (`invalid_transition`), a live key NotFoundError. Not idempotent: not repeated once it may have arrived.
+   */
+  async advance<To extends SandboxTarget>(
+    sessionId: string,
+    to: To,
+    options: { reason?: SandboxReasons[To] } = {},
+  ): Promise<SessionResult> {
+    const body: Record<string, unknown> = { to };
+    if (options.reason !== undefined) body.reason = options.reason;
+    const path = `/v1/test/sessions/${encodeURIComponent(sessionId)}/advance`;
+    return (await this.transport.request("POST", path, { body })).body as SessionResult;
+  }
+}
+
 export class Webhooks {
   constructor(private readonly verifier: WebhookVerifier | null) {}
 
@@ -117,6 +140,7 @@ export class Webhooks {
 
 export class AgeVerify {
   readonly sessions: Sessions;
+  readonly sandbox: Sandbox;
   readonly webhooks: Webhooks;
 
   constructor(apiKey: string, options: AgeVerifyOptions) {
@@ -129,6 +153,7 @@ export class AgeVerify {
       options.timeoutMs ?? 30_000,
     );
     this.sessions = new Sessions(transport);
+    this.sandbox = new Sandbox(transport);
     this.webhooks = new Webhooks(options.webhookSecret ? new WebhookVerifier(options.webhookSecret, mode) : null);
   }
 }

@@ -3,6 +3,19 @@
 export type Status = "initiated" | "processing" | "requires_doc" | "approved" | "denied";
 export type Mode = "live" | "test";
 
+/** Why a session ended approved, and why denied (`session.reason`). */
+export type ApprovedReason = "age_estimation" | "document" | "digital_id" | "age_pass";
+export type DeniedReason =
+  | "liveness_failed"
+  | "underage_document"
+  | "document_invalid"
+  | "document_expired"
+  | "document_mismatch"
+  | "underage_digital_id"
+  | "attempts_exceeded"
+  | "cancelled"
+  | "expired";
+
 export interface Session {
   sessionId: string;
   status: Status;
@@ -47,6 +60,13 @@ export interface SessionResult {
     issuer: { country: string | null; trustSource: string };
     verifiedAt: string;
   } | null;
+  /** What an age pass proved (reason `age_pass`): days (UTC midnight), not times. */
+  agePass: {
+    method: "face" | "document" | "digital_id";
+    provedAt: string;
+    expiresAt: string;
+    thresholds: number[];
+  } | null;
 }
 
 export interface SessionPage {
@@ -76,3 +96,12 @@ export interface ListSessionsParams {
 }
 
 export const FINAL_STATUSES: readonly Status[] = ["approved", "denied"];
+
+/** The statuses `sandbox.advance` moves a session to, and the reasons each may end with. */
+export interface SandboxReasons {
+  processing: never;
+  requires_doc: never;
+  approved: ApprovedReason;
+  denied: DeniedReason;
+}
+export type SandboxTarget = keyof SandboxReasons;

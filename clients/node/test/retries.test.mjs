@@ -60,6 +60,21 @@ test("a wait longer than allowed is not slept through", async () => {
   }
 });
 
+test("a sandbox advance is repeated after a 429 but not after a 503", async () => {
+  const { client, seen, close } = await scripted([429, { "Retry-After": "0" }], [200], [503], [200]);
+  try {
+    assert.equal((await client.sandbox.advance("ses_x", "approved")).session.sessionId, SESSION.session.sessionId);
+    await assert.rejects(client.sandbox.advance("ses_x", "denied", { reason: "expired" }), ServerError);
+    assert.equal(seen.length, 3);
+    assert.deepEqual(
+      seen.map((request) => [request.method, request.url, request.key]),
+      Array(3).fill(["POST", "/v1/test/sessions/ses_x/advance", undefined]),
+    );
+  } finally {
+    close();
+  }
+});
+
 test("a refused connection is retried, then a ConnectionError", async () => {
   const { client, close } = await scripted();
   close(); // nothing listens there any more

@@ -1,5 +1,5 @@
 // The Node client against the running service (started by tests/client/test_node_client.py, which sets the
-// environment below): create / wait / verify, typed errors, idempotency, list / iterate / cancel / redact.
+// environment below): create / wait / verify, typed errors, idempotency, list / iterate / cancel / redact, sandbox.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
@@ -18,15 +18,6 @@ const env = process.env;
 const baseUrl = env.AGEVERIFY_BASE_URL;
 const key = env.AGEVERIFY_TEST_KEY;
 const av = new AgeVerify(key, { baseUrl, webhookSecret: env.AGEVERIFY_WEBHOOK_SECRET, retry: { backoffBase: 0.05 } });
-
-async function advance(sessionId, to) {
-  const response = await fetch(`${baseUrl}/v1/test/sessions/${sessionId}/advance`, {
-    method: "POST",
-    headers: { "X-API-Key": key, "Content-Type": "application/json" },
-    body: JSON.stringify({ to }),
-  });
-  assert.equal(response.status, 200);
-}
 
 /** An HTTPS webhook receiver with the test CA's certificate, which the service's worker trusts. */
 async function receiver() {
@@ -60,7 +51,7 @@ test("create, wait and verify the webhook round trip", async () => {
     assert.deepEqual(created.metadata, { orderId: "A-1042" });
     assert.ok(created.verificationUrl.startsWith(`${baseUrl}/flow/start?`));
 
-    setTimeout(() => advance(created.sessionId, "approved"), 300);
+    setTimeout(() => av.sandbox.advance(created.sessionId, "approved"), 300);
     const result = await av.sessions.wait(created.sessionId, { timeoutMs: 15_000, intervalMs: 100 });
     assert.equal(result.session.status, "approved");
 
@@ -141,4 +132,35 @@ test("wait gives up with the last reading", async () => {
   const error = await av.sessions.wait(created.sessionId, { timeoutMs: 300, intervalMs: 100 }).catch((e) => e);
   assert.ok(error instanceof WaitTimeoutError);
   assert.equal(error.last.session.status, "initiated");
+});
+
+test("the sandbox advances a session, and the result reads back", async () => {
+  const created = await av.sessions.create({ subject: "user-11", ageLimit: 18 });
+  const approved = await av.sandbox.advance(created.sessionId, "approved", { reason: "age_pass" });
+  assert.deepEqual([approved.session.status, approved.session.reason], ["approved", "age_pass"]);
+  assert.equal(approved.agePass.method, "document");
+  assert.ok(approved.agePass.thresholds.includes(18));
+  assert.deepEqual(await av.sessions.get(created.sessionId), approved);
+
+  const other = await av.sessions.create({ subject: "user-12", ageLimit: 21 });
+  assert.equal((await av.sandbox.advance(other.sessionId, "requires_doc")).session.status, "requires_doc");
+  const expired = await av.sandbox.advance(other.sessionId, "denied", { reason: "document_expired" });
+  assert.deepEqual([expired.session.status, expired.session.reason], ["denied", "document_expired"]);
+  assert.deepEqual(await av.sessions.get(other.sessionId), expired);
+});
+
+test("the sandbox refuses a move the state machine refuses, and a reason that does not fit", async () => {
+  const created = await av.sessions.create({ subject: "user-13", ageLimit: 18 });
+  const unfit = await av.sandbox.advance(created.sessionId, "approved", { reason: "expired" }).catch((e) => e);
+  assert.ok(unfit instanceof BadRequestError);
+  assert.deepEqual(
+    unfit.errors.map((error) => error.field),
+    ["reason"],
+  );
+
+  await av.sandbox.advance(created.sessionId, "denied");
+  const final = await av.sandbox.advance(created.sessionId, "approved").catch((e) => e);
+  assert.ok(final instanceof ConflictError);
+  assert.equal(final.code, "invalid_transition");
+  assert.equal((await av.sessions.get(created.sessionId)).session.status, "denied");
 });

@@ -645,6 +645,12 @@ PIPELINE_HEARTBEAT_MAX_AGE = ENV.number(
 PIPELINE_DELIVERY_MAX_LAG = ENV.number(
     "PIPELINE_DELIVERY_MAX_LAG", 120, "seconds above which `/ops/pipeline` fails the oldest due delivery check"
 )
+# Deliveries go out within seconds; one due for longer means a worker or the broker is in trouble (`degraded`).
+PIPELINE_DELIVERY_LATE_AFTER = ENV.number(
+    "PIPELINE_DELIVERY_LATE_AFTER",
+    15,
+    "seconds above which `/ops/pipeline` calls the oldest due delivery late and the pipeline `degraded`",
+)
 # Each analysis task (a selfie or a document) is ended after this many seconds and the user asked for a retake:
 # one crafted picture cannot hold an analysis worker, and every tenant's analyses behind it, for long.
 ANALYSIS_SOFT_TIME_LIMIT = ENV.number(

@@ -18,12 +18,13 @@ class Check:
     seconds: float | None  # age of what is measured; None when there is none (no heartbeat ever, no backlog)
     limit: float
     failing: bool
+    late: bool = False  # over a warning threshold below the limit: the work goes on, but slower than it should
 
     def as_dict(self) -> dict:
         return {
             "seconds": None if self.seconds is None else round(self.seconds, 1),
             "limit": self.limit,
-            "status": "failing" if self.failing else "ok",
+            "status": "failing" if self.failing else "late" if self.late else "ok",
         }
 
 
@@ -51,6 +52,7 @@ def pipeline_checks() -> list[Check]:
             age,
             settings.PIPELINE_DELIVERY_MAX_LAG,
             age is not None and age > settings.PIPELINE_DELIVERY_MAX_LAG,
+            late=age is not None and age > settings.PIPELINE_DELIVERY_LATE_AFTER,
         )
     )
     oldest_analysis = VerificationSession.objects.filter(
@@ -70,6 +72,12 @@ def pipeline_checks() -> list[Check]:
 
 
 def pipeline_status() -> dict:
+    """`failing` when a check fails, `degraded` when one is late (the work goes on, slower), else `ok`."""
     checks = pipeline_checks()
-    failing = any(check.failing for check in checks)
-    return {"status": "failing" if failing else "ok", "checks": {check.name: check.as_dict() for check in checks}}
+    if any(check.failing for check in checks):
+        status = "failing"
+    elif any(check.late for check in checks):
+        status = "degraded"
+    else:
+        status = "ok"
+    return {"status": status, "checks": {check.name: check.as_dict() for check in checks}}

@@ -43,6 +43,6 @@ def pipeline_status_view(request):
         response["Retry-After"] = str(SERVICE_UNAVAILABLE_RETRY_AFTER)
         response["Cache-Control"] = "no-store"
         return response
-    response = JsonResponse(status, status=200 if status["status"] == "ok" else 503)
+    response = JsonResponse(status, status=503 if status["status"] == "failing" else 200)
     response["Cache-Control"] = "no-store"
     return response

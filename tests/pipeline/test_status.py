@@ -98,3 +98,22 @@ def test_an_operator_sees_the_pipeline_on_the_admin_front_page_and_at_the_endpoi
 
 def test_readyz_stays_about_the_web_process_when_no_worker_runs(db):
     assert Client().get("/readyz").status_code == 200
+
+
+def test_deliveries_late_but_not_yet_failing_make_it_degraded(celery_worker, monitoring, onboarded):
+    # Issue 45: after a webhooks worker crash deliveries were a minute late while the status said `ok`.
+    send_heartbeats_as_beat_does()
+    wait_until(lambda: monitoring.get("/ops/pipeline").status_code == 200, timeout=15)
+    WebhookDelivery.objects.create(
+        tenant=onboarded.tenant,
+        url="https://example.com/h",
+        event_type="e",
+        payload="{}",
+        next_attempt_at=timezone.now() - timedelta(seconds=settings.PIPELINE_DELIVERY_LATE_AFTER + 10),
+    )
+
+    response = monitoring.get("/ops/pipeline")
+
+    assert response.status_code == 200  # late, still going: a warning to look at, not a page at night
+    assert response.json()["status"] == "degraded"
+    assert response.json()["checks"]["oldest_due_delivery"]["status"] == "late"

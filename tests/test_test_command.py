@@ -1,10 +1,16 @@
 """The test command as a newcomer meets it (scripts/test, which ends in `pytest "$@"`): the container smoke test
-stays out unless asked, and says so."""
+stays out unless asked, and says so; the PostgreSQL and Redis it checks (and starts) are DATABASE_URL's and
+REDIS_URL's."""
 
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import redis
+
+from tests.containers.stack import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = "tests/containers/test_smoke.py"
@@ -49,3 +55,41 @@ def test_a_callers_own_mark_expression_still_selects():
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[0] == "tests/test_favicon.py::test_favicon_ico_leads_to_the_services_icon"
+
+
+def run_test_command(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """scripts/test itself, with these variables; its pytest only collects, should it get that far."""
+    return subprocess.run(
+        ["bash", "scripts/test", "-n", "0", "--collect-only", "-q", "tests/test_favicon.py", *args],
+        cwd=REPO,
+        env={**os.environ, "AV_TEST_SERVICE_WAIT": "2", **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_database_elsewhere_that_does_not_answer_is_named_and_nothing_is_started():
+    result = run_test_command(DATABASE_URL="postgres://ci:s3cret@db.invalid:5432/ageverify")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "scripts/test: no PostgreSQL answers at DATABASE_URL=postgres://ci:***@db.invalid:5432/ageverify (waited 2 s); "
+        "start it, or set DATABASE_URL to one that runs (docs/testing.md)"
+    )
+    assert "starting" not in result.stdout and "s3cret" not in result.stdout + result.stderr
+
+
+def test_a_redis_of_this_machine_on_another_port_is_started_there():
+    port = free_port()
+    try:
+        result = run_test_command(
+            REDIS_URL=f"redis://127.0.0.1:{port}/3", DATABASE_URL="postgres://postgres@db.invalid:5432/ageverify"
+        )
+
+        assert f"== starting Redis for REDIS_URL=redis://127.0.0.1:{port}/3" in result.stdout.splitlines()
+        assert redis.Redis(port=port).ping()
+        assert "no PostgreSQL answers at DATABASE_URL=postgres://postgres@db.invalid:5432/ageverify" in result.stderr
+    finally:
+        with contextlib.suppress(redis.ConnectionError):
+            redis.Redis(port=port).shutdown(nosave=True)

@@ -20,6 +20,12 @@ SET = "set"  # a production installation sets it: env.example gives an example v
 OPTIONAL = "optional"  # production may set it: env.example shows it commented out, with its default
 DEVELOPMENT = "development"  # development and tests only: not in env.example
 
+# What the example environments (deploy/env.example, deploy/compose.env.example) put where a secret goes: a value
+# holding one was copied without being replaced. And the shortest secret taken with DEBUG off (`openssl rand -hex 32`
+# gives 64 characters; Django's own deployment check asks for 50 of SECRET_KEY).
+PLACEHOLDERS = ("change-me", "changeme", "change_me")
+SECRET_MIN_LENGTH = 32
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -111,15 +117,23 @@ class Environment:
         form = "a URL starting " + " or ".join(f"{scheme}://" for scheme in schemes)
         return self.read(name, default, meaning, parse=parse, form=form, **doc)
 
-    def secret(self, name, *, debug: bool, dev_default: str, meaning="", **doc) -> str:
-        """Required when DEBUG is off; with DEBUG on a fixed development value stands in."""
-        doc.setdefault("shown", "none (required with DEBUG off)")
-        value = self.read(name, "", meaning, parse=str, form="text, long and random", **doc)
-        if value:
-            return value
+    def secret(
+        self, name, *, debug: bool, dev_default="", required=True, min_length=SECRET_MIN_LENGTH, meaning="", **doc
+    ) -> str:
+        """A secret. With DEBUG on a fixed development value stands in for a missing one. With DEBUG off a missing
+        one stops start-up (unless not `required`: empty then leaves its feature off), and so does a placeholder of
+        the examples or a value shorter than `min_length` (0 where someone else chooses it, as an SMTP password)."""
+        if required:
+            doc.setdefault("shown", "none (required with DEBUG off)")
+        form = f"text, long and random (at least {min_length} characters with DEBUG off)" if min_length else "text"
+        value = self.read(name, "", meaning, parse=str, form=form, **doc)
         if debug:
-            return dev_default
-        raise ConfigurationError(f"{name} must be set when DEBUG is off ({self.variables[name].form})")
+            return value or dev_default
+        if value:
+            refuse_weak_secret(name, value, min_length=min_length)
+        elif required:
+            raise ConfigurationError(f"{name} must be set when DEBUG is off ({self.variables[name].form})")
+        return value
 
     # --- the one place a variable is looked up ---
 
@@ -163,6 +177,23 @@ class Environment:
             return parse(raw)
         except (ValueError, TypeError):
             raise ConfigurationError(f"{name} must be {form}; it is {raw!r}") from None
+
+
+def refuse_weak_secret(name: str, value: str, *, min_length: int = 0, part: str = "") -> None:
+    """Stops start-up (DEBUG off) on a secret left as an example's placeholder or too short to be random; `part`
+    names the piece of the variable that holds it (the password of a URL). The message never repeats the value."""
+    what = f"the {part} in {name}" if part else name
+    placeholder = next((word for word in PLACEHOLDERS if word in value.lower()), None)
+    if placeholder:
+        raise ConfigurationError(
+            f"{what} is the placeholder {placeholder!r} of an example environment: with DEBUG off it must be a long "
+            "random value of its own (`openssl rand -hex 32`)"
+        )
+    if len(value) < min_length:
+        raise ConfigurationError(
+            f"{what} is {len(value)} characters long: with DEBUG off it must be at least {min_length} random "
+            "characters (`openssl rand -hex 32`)"
+        )
 
 
 # The process's environment, read by ageverify/settings.py and gunicorn.conf.py.

@@ -9,12 +9,13 @@ missing secret is a loud start-up failure, never a silent default.
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 import redis.backoff
 import redis.retry
 
-from ageverify.env import DEVELOPMENT, ENV, SET, ConfigurationError
+from ageverify.env import DEVELOPMENT, ENV, SET, ConfigurationError, refuse_weak_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -22,7 +23,8 @@ ENV.section = "Core"
 DEBUG = ENV.flag(
     "DEBUG",
     False,
-    "development mode; with it off, `SECRET_KEY` and `FLOW_SIGNING_KEY` are required",
+    "development mode; with it off, `SECRET_KEY` and `FLOW_SIGNING_KEY` are required and no secret may keep an "
+    "example's placeholder (`change-me`)",
     production=DEVELOPMENT,
 )
 SECRET_KEY = ENV.secret(
@@ -153,6 +155,8 @@ DATABASES = {
     )
     or dj_database_url.parse(f"sqlite:///{VAR_DIR / 'ageverify.sqlite3'}")
 }
+if DATABASES["default"].get("PASSWORD") and not DEBUG:  # compose.yaml builds it from POSTGRES_PASSWORD
+    refuse_weak_secret("DATABASE_URL", DATABASES["default"]["PASSWORD"], part="password")
 DATABASES["default"]["CONN_MAX_AGE"] = ENV.integer(
     "DATABASE_CONN_MAX_AGE",
     60,
@@ -216,6 +220,8 @@ REDIS_URL = ENV.url(
     production=SET,
     example="redis://127.0.0.1:6379/0",
 )
+if urlsplit(REDIS_URL).password and not DEBUG:
+    refuse_weak_secret("REDIS_URL", urlsplit(REDIS_URL).password, part="password")
 # Every Redis call on the request path (rate limiter, cache, task publish) gives up after this many
 # seconds, without retrying: a frozen Redis costs a request at most this, and the callers fail open
 # (rate limit, sign-in throttle) or leave the work to a sweep (webhooks). redis-py retries 3 times by default.
@@ -431,7 +437,9 @@ if EMAIL_BACKEND == _CONSOLE_EMAIL and not DEBUG:
 EMAIL_HOST = ENV.text("EMAIL_HOST", "localhost", "the SMTP relay's host")
 EMAIL_PORT = ENV.integer("EMAIL_PORT", 25, "the SMTP relay's port", minimum=1)
 EMAIL_HOST_USER = ENV.text("EMAIL_HOST_USER", "", "the SMTP relay's user name")
-EMAIL_HOST_PASSWORD = ENV.text("EMAIL_HOST_PASSWORD", "", "the SMTP relay's password")
+EMAIL_HOST_PASSWORD = ENV.secret(
+    "EMAIL_HOST_PASSWORD", debug=DEBUG, required=False, min_length=0, meaning="the SMTP relay's password"
+)
 EMAIL_USE_TLS = ENV.flag("EMAIL_USE_TLS", False, "STARTTLS to the SMTP relay")
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = ENV.text(
@@ -671,10 +679,11 @@ PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
     "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"
 )
 # Monitoring reads /ops/pipeline with `Authorization: Bearer <token>`; empty: signed-in operators only.
-PIPELINE_STATUS_TOKEN = ENV.text(
+PIPELINE_STATUS_TOKEN = ENV.secret(
     "PIPELINE_STATUS_TOKEN",
-    "",
-    "bearer token for monitoring to read `/ops/pipeline` (empty: signed-in operators only)",
+    debug=DEBUG,
+    required=False,
+    meaning="bearer token for monitoring to read `/ops/pipeline` (empty: signed-in operators only)",
     production=SET,
     example="change-me-long-random",
 )
@@ -686,8 +695,11 @@ FLOWER_BASIC_AUTH = ENV.items(
     "",
     "`user:password` pairs for Flower, which refuses to start without",
     shown="none (required by Flower)",
-    example="ops:a-long-random-password",
+    example="ops:change-me",
 )
+if not DEBUG:  # Flower's own check (flowerconfig.py) wants the pairs; a password copied from the example is refused
+    for _pair in FLOWER_BASIC_AUTH:
+        refuse_weak_secret("FLOWER_BASIC_AUTH", _pair.partition(":")[2], part="password")
 
 ENV.section = "Logging"
 LOG_LEVEL = ENV.choice("LOG_LEVEL", "INFO", ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"], "root log level")

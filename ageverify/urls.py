@@ -2,8 +2,9 @@
 and the documentation site."""
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path, re_path
-from django.views.generic import TemplateView
+from django.views.generic import RedirectView, TemplateView
 
 from dashboard.forms import OperatorAuthenticationForm
 from flow.sdk_files import sdk_view
@@ -23,6 +24,8 @@ admin.site.login_form = OperatorAuthenticationForm  # failed sign-ins are thrott
 
 urlpatterns = [
     path("", TemplateView.as_view(template_name="front.html"), name="front"),
+    # Asked for by browsers on every page that links no icon (the operators' admin, the API reference, errors).
+    path("favicon.ico", RedirectView.as_view(url=static("dashboard/logo.svg"), permanent=True), name="favicon"),
     path("v1/", include("sessions_api.api.urls")),
     # The documentation site (MkDocs, built by setup), beside the API reference's /v1/docs and /v1/redoc.
     re_path(r"^docs/(?P<path>.*)$", docs_site, name="docs-site"),

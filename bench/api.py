@@ -52,8 +52,8 @@ def prepare_environment(args) -> dict:
     args.own_database = "DATABASE_URL" not in os.environ
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     os.environ.setdefault("REDIS_URL", DEFAULT_REDIS_URL)
-    os.environ.setdefault("SECRET_KEY", "bench-secret-key")
-    os.environ.setdefault("FLOW_SIGNING_KEY", "bench-flow-signing-key")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use")
+    os.environ.setdefault("FLOW_SIGNING_KEY", "bench-only-flow-signing-key-not-for-production")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["DEBUG"] = ""  # production settings: DEBUG on would also record every query
     # The limiter still runs (its Redis round trip is part of the cost), it just never refuses.

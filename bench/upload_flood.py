@@ -254,8 +254,8 @@ def flood(base: str, api_key: str, *, seconds: float, attackers: int) -> FloodRe
 def _prepare() -> dict:
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     os.environ.setdefault("REDIS_URL", DEFAULT_REDIS_URL)
-    os.environ.setdefault("SECRET_KEY", "flood-secret-key")
-    os.environ.setdefault("FLOW_SIGNING_KEY", "flood-flow-signing-key")
+    os.environ.setdefault("SECRET_KEY", "flood-only-secret-key-not-for-production-use")
+    os.environ.setdefault("FLOW_SIGNING_KEY", "flood-only-flow-signing-key-not-for-production")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["DEBUG"] = ""
     os.environ["ALLOWED_HOSTS"] = "127.0.0.1,localhost"

@@ -42,8 +42,8 @@ def prepare_environment(ca_bundle: Path, drains: int | None) -> dict:
         os.environ["WEBHOOK_TENANT_DRAINS"] = str(drains)
     os.environ.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/13")
-    os.environ.setdefault("SECRET_KEY", "bench-secret-key")
-    os.environ.setdefault("FLOW_SIGNING_KEY", "bench-flow-signing-key")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use")
+    os.environ.setdefault("FLOW_SIGNING_KEY", "bench-only-flow-signing-key-not-for-production")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["WEBHOOK_ALLOW_PRIVATE_TARGETS"] = "1"  # the receiver is on loopback
     os.environ["WEBHOOK_CA_BUNDLE"] = str(ca_bundle)

@@ -1,6 +1,7 @@
 """Shared fixtures: tenants with real keys, API clients, a Celery worker and the HTTPS webhook receiver."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,12 +36,38 @@ def pytest_runtest_setup(item):
                 pytest.skip(missing)
 
 
+def containers_asked(config) -> bool:
+    """The container smoke test (marker `containers`: podman as root, about 1.8 GB of images) runs only when asked:
+    `AV_TEST_CONTAINERS=1` (CI's .ci/run sets it), or a `-m` expression of the caller's own that names it."""
+    return os.environ.get("AV_TEST_CONTAINERS", "") == "1" or "containers" in (config.option.markexpr or "")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Said at the end, where a reader of the counts looks (with -q as without, in one process as in two)."""
+    left_out = [item for item in terminalreporter.stats.get("deselected", []) if is_container_test(item)]
+    if left_out:
+        terminalreporter.write_line(
+            f"{len(left_out)} deselected: the container smoke test (podman as root, about 1.8 GB of images) runs only "
+            "when asked: AV_TEST_CONTAINERS=1 (docs/testing.md)"
+        )
+
+
+def is_container_test(item) -> bool:
+    return hasattr(item, "get_closest_marker") and item.get_closest_marker("containers") is not None
+
+
 def pytest_collection_modifyitems(config, items):
-    """The longest modules first: the container smoke test's, then those reading the research data.
+    """The container smoke test left out unless asked (pytest counts it as deselected); then the longest modules
+    first: the container smoke test's, then those reading the research data.
 
     With two processes (scripts/test) a module runs in one of them; started last, the container build ran
     alone for minutes after the other process had finished. Otherwise the order is kept.
     """
+    if not containers_asked(config):
+        left_out = [item for item in items if is_container_test(item)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if not is_container_test(item)]
 
     def rank(item) -> int:
         marks = {mark.name for mark in item.iter_markers()}  # the module's `pytestmark` too

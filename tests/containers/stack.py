@@ -37,6 +37,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def compose_settings(*, filled: bool = True) -> dict[str, str]:
+    """deploy/compose.env.example's settings; `filled`: every change-me replaced by a new secret, as docs/containers.md
+    tells an operator (`openssl rand -hex 32`)."""
+    settings = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            settings[name] = secrets.token_hex(32) if filled and value == "change-me" else value
+    assert {"SECRET_KEY", "FLOW_SIGNING_KEY", "PIPELINE_STATUS_TOKEN", "POSTGRES_PASSWORD"} <= set(settings)
+    return settings
+
+
 class Stages:
     """How long each stage took, printed as each one ends (past pytest's capture) and all at the end."""
 
@@ -94,12 +106,7 @@ class Stack:
 
     def _write_env_file(self) -> dict[str, str]:
         """The example with every change-me replaced by a new secret, and this test's addresses."""
-        settings = {}
-        for line in ENV_EXAMPLE.read_text().splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.partition("=")
-                settings[name] = secrets.token_hex(32) if value == "change-me" else value
-        assert {"SECRET_KEY", "FLOW_SIGNING_KEY", "PIPELINE_STATUS_TOKEN", "POSTGRES_PASSWORD"} <= set(settings)
+        settings = compose_settings()
         settings.update(
             AGEVERIFY_PORT=str(self.port),
             AGEVERIFY_IMAGE=self.image,

@@ -8,6 +8,7 @@ import json
 import os
 import queue
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -221,7 +222,7 @@ def test_the_onboarding_commands_work_as_printed(live_server, shell_env, tmp_pat
     on_demo, in_production = blocks_starting("DEBUG=1 .venv/bin/python manage.py create_tenant").steps
     env_file = tmp_path / "env"  # what deploy/env.example asks for, pointing at the test's services
     env_file.write_text(
-        f"SECRET_KEY=docs-test-secret\nFLOW_SIGNING_KEY=docs-test-flow-key\n"
+        f"SECRET_KEY={secrets.token_hex(32)}\nFLOW_SIGNING_KEY={secrets.token_hex(32)}\n"
         f"DATABASE_URL={current_database_url()}\nREDIS_URL={shell_env.get('REDIS_URL', '')}\n"
     )
     production = in_production.command.replace("sudo -u ageverify ", "").replace("/etc/ageverify/env", str(env_file))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -60,13 +59,19 @@ def _session_to_analyse(session_id: str) -> VerificationSession | None:
     return session
 
 
-def _out_of_time(session_id: str, retake: Callable[[VerificationSession], Decision]) -> None:
+def _server_failure(to_status: str) -> Decision:
+    """The checks failed on the service's side (an error, the time limit): the user is asked again, and the
+    attempt does not count, even on the last one (the picture was never judged)."""
+    return Decision(to_status, retake_message=MESSAGE_CHECK_FAILED, counts_attempt=False)
+
+
+def _out_of_time(session_id: str, to_status: str) -> None:
     """The task's soft time limit (ANALYSIS_SOFT_TIME_LIMIT) struck outside the checks and the write, which
     handle it: while the session was read (a database slow to answer) or the decision made.
 
-    The limit strikes once. The attempt ends as a retake without checks, as it would have had the limit struck
-    inside them, so the session is never left in `processing`; a session already decided (the limit struck
-    after the write) is left as it is.
+    The limit strikes once. The attempt ends as a retake without checks that costs no attempt, as it would have
+    had the limit struck inside them, so the session is never left in `processing`; a session already decided
+    (the limit struck after the write) is left as it is.
     """
     logger.warning("analysis of %s ran out of time outside its checks: a retake", session_id)
     # The limit may have struck while a query ran: psycopg's connection is then still busy with it and refuses
@@ -77,7 +82,7 @@ def _out_of_time(session_id: str, retake: Callable[[VerificationSession], Decisi
         connection.close()
     session = _session_to_analyse(session_id)
     if session is not None:
-        _apply(session, retake(session))
+        _apply(session, _server_failure(to_status))
 
 
 def _apply(session: VerificationSession, decision: Decision, *, evidence: Evidence | None = None) -> None:
@@ -112,7 +117,7 @@ def _apply_once(session: VerificationSession, decision: Decision, *, evidence: E
                 cause=cause,
                 expected_from=(Status.PROCESSING,),
                 results=decision.results,
-                count_attempt=True,
+                count_attempt=decision.counts_attempt,
                 message=decision.retake_message or "",
             )
             if evidence is not None:
@@ -124,12 +129,11 @@ def _apply_once(session: VerificationSession, decision: Decision, *, evidence: E
 def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None) -> None:
     """Run liveness (with the page's capture record, when it sent one), then age estimation on the most
     frontal frames, and apply the decision."""
-    from checks.results import Retake
 
     try:
         _selfie_analyse(session_id, frames, capture)
     except SoftTimeLimitExceeded:
-        _out_of_time(session_id, lambda session: _selfie_decision(session, Retake(MESSAGE_CHECK_FAILED), None))
+        _out_of_time(session_id, Status.INITIATED)
 
 
 def _selfie_decision(session: VerificationSession, liveness, age) -> Decision:
@@ -158,7 +162,8 @@ def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: d
             age = estimate_age(frontal)
     except Exception:  # the soft time limit striking inside the checks too
         logger.exception("selfie checks failed on %s", session_id)
-        liveness, age = Retake(MESSAGE_CHECK_FAILED), None
+        _apply(session, _server_failure(Status.INITIATED))
+        return
     decision = _selfie_decision(session, liveness, age)
     evidence = None
     if decision.to_status == Status.REQUIRES_DOC and session_presence_required(session):
@@ -213,13 +218,11 @@ def document_analyse(
     earlier attempt when no picture came; under the presence policy, check the holder (the head turns sent
     with it, judged with their capture record as the selfie's, or the passed capture kept, against the
     document's portrait); decide, and keep what passed."""
-    from checks.results import Retake
 
     try:
         _document_analyse(session_id, image, back, frames or [], capture)
     except SoftTimeLimitExceeded:
-        retake = Retake(MESSAGE_CHECK_FAILED)
-        _out_of_time(session_id, lambda session: _document_decision(session, retake, timezone.now().date(), None))
+        _out_of_time(session_id, Status.REQUIRES_DOC)
 
 
 def _document_decision(session: VerificationSession, document, today, presence: Presence | None) -> Decision:
@@ -239,7 +242,6 @@ def _document_analyse(
     frames: list[tuple[str, bytes]],
     capture: dict | None,
 ) -> None:
-    from checks.results import Retake
 
     session = _session_to_analyse(session_id)
     if session is None:
@@ -253,7 +255,8 @@ def _document_analyse(
             presence, halves = _presence_check(session, document, image, back, frames, capture, kept, today=today)
     except Exception:  # the soft time limit striking inside the checks too
         logger.exception("document check failed on %s", session_id)
-        document, presence, halves = Retake(MESSAGE_CHECK_FAILED), None, None
+        _apply(session, _server_failure(Status.REQUIRES_DOC))  # what earlier attempts kept stays
+        return
     decision = _document_decision(session, document, today, presence)
     mismatch = presence is not None and isinstance(presence.holder, HolderMatch) and not presence.holder.matched
     # A holder mismatch may be either half's fault: both are asked again.

@@ -35,6 +35,7 @@ class Decision:
     reason: str = ""
     retake_message: str | None = None  # set exactly when the user is asked to try again
     results: Results | None = None
+    counts_attempt: bool = True  # False: the service failed, not the user's picture, and it costs no attempt
 
     @property
     def is_retake(self) -> bool:

@@ -10,6 +10,7 @@ decision written again when it strikes while that is written.
 
 import signal
 from datetime import timedelta
+from importlib import import_module
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
@@ -18,6 +19,7 @@ from django.db import connection
 
 from ageverify.celery import app
 from sessions_api.analysis import ANALYSIS_TASK_EXPIRES, document_analyse, selfie_analyse
+from sessions_api.models import VerificationSession
 from sessions_api.state_machine import session_transition
 from sessions_api.tasks import stuck_analyses_release
 from sessions_api.watchdog import STUCK_ANALYSIS_MARGIN
@@ -148,8 +150,16 @@ def time_limit_strikes_at(match: str):
     return connection.execute_wrapper(strike), struck
 
 
-@pytest.mark.parametrize("match", ['FROM "sessions_api_verificationsession"', "FOR UPDATE"])
-def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(transactional_db, live_visitor, api, match):
+@pytest.mark.parametrize(
+    "match, attempts",
+    [
+        ('FROM "sessions_api_verificationsession"', 0),  # before the checks: our failure costs the user nothing
+        ("FOR UPDATE", 1),  # the checks' own verdict (no face in the picture), written again: it counts
+    ],
+)
+def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(
+    transactional_db, live_visitor, api, match, attempts
+):
     """Reading the session (a slow database) or writing the decision: the session is never left processing."""
     submit_selfie(live_visitor)
     app.control.purge()  # the analysis is run here, in this process, where the hook sees its queries
@@ -161,20 +171,20 @@ def test_a_selfie_analysis_out_of_time_outside_its_checks_ends_as_a_retake(trans
 
     assert struck
     assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
-    assert live_visitor.session.selfie_attempts == 1  # a retake, counted as an attempt
-    assert "Attempt 2 of 3" in live_visitor.client.get("/flow/selfie").content.decode()
+    assert live_visitor.session.selfie_attempts == attempts
+    assert f"Attempt {attempts + 1} of 3" in live_visitor.client.get("/flow/selfie").content.decode()
 
 
 @pytest.mark.parametrize(
-    "match",
+    "match, attempts",
     [
-        'FROM "sessions_api_verificationsession"',
-        '"evidence_seal" AS "evidence_seal" FROM',  # what earlier attempts kept
-        "FOR UPDATE",
+        ('FROM "sessions_api_verificationsession"', 0),
+        ('"evidence_seal" AS "evidence_seal" FROM', 0),  # what earlier attempts kept
+        ("FOR UPDATE", 1),  # the checks' verdict (an unreadable document) written again
     ],
 )
 def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(
-    transactional_db, live_visitor, api, match
+    transactional_db, live_visitor, api, match, attempts
 ):
     for status in ("processing", "requires_doc"):
         session_transition(session_id=live_visitor.session_id, to=status, cause="test")
@@ -187,7 +197,7 @@ def test_a_document_analysis_out_of_time_outside_its_checks_ends_as_a_retake(
 
     assert struck
     assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"
-    assert live_visitor.session.document_attempts == 1
+    assert live_visitor.session.document_attempts == attempts
 
 
 def strikes_once_in(function):
@@ -217,7 +227,7 @@ def test_a_selfie_analysis_out_of_time_while_deciding_ends_as_a_retake(live_visi
 
     assert struck
     assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
-    assert live_visitor.session.selfie_attempts == 1
+    assert live_visitor.session.selfie_attempts == 0  # the service failed, not the user's picture
 
 
 def test_a_document_analysis_out_of_time_while_deciding_ends_as_a_retake(live_visitor, api, monkeypatch):
@@ -234,4 +244,36 @@ def test_a_document_analysis_out_of_time_while_deciding_ends_as_a_retake(live_vi
 
     assert struck
     assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "requires_doc"
-    assert live_visitor.session.document_attempts == 1
+    assert live_visitor.session.document_attempts == 0
+
+
+@pytest.mark.parametrize("check", ["checks.liveness.check_liveness", "checks.age.estimate_age"])
+def test_an_error_in_the_checks_on_the_last_attempt_costs_no_attempt_and_asks_again(
+    live_visitor, api, monkeypatch, check
+):
+    # Issue 45: a failure on the service's side (an error in the checks, the time limit) used up one of the
+    # user's attempts, and on the last one ended the session.
+    VerificationSession.objects.filter(pk=live_visitor.session_id).update(selfie_attempts=2)
+    submit_selfie(live_visitor)
+    app.control.purge()
+    frames = [(step, jpeg()) for step in live_visitor.session.liveness_challenge]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the checks")
+
+    module, name = check.rsplit(".", 1)
+    monkeypatch.setattr(import_module(module), name, broken)
+    if name == "estimate_age":  # reached only after a live capture: let liveness pass
+        from checks.results import Liveness
+
+        monkeypatch.setattr(
+            "checks.liveness.check_liveness", lambda *a, **k: Liveness(is_live=True, liveness_score=0.99, signals=())
+        )
+        monkeypatch.setattr("checks.liveness.frontal_frames", lambda frames, challenge: [jpeg()])
+
+    selfie_analyse(session_id=live_visitor.session_id, frames=frames)
+
+    assert api.get(f"/v1/sessions/{live_visitor.session_id}").json()["session"]["status"] == "initiated"
+    assert live_visitor.session.selfie_attempts == 2
+    page = live_visitor.client.get("/flow/selfie").content.decode()
+    assert "Something went wrong while checking your picture" in page and "Attempt 3 of 3" in page

@@ -3,7 +3,14 @@
 import os
 
 from celery import Celery
-from celery.signals import celeryd_after_setup, celeryd_init, task_postrun, task_prerun, worker_init
+from celery.signals import (
+    celeryd_after_setup,
+    celeryd_init,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ageverify.settings")
 
@@ -59,6 +66,17 @@ def analysis_queues_consumed(queues) -> None:
     if ANALYSIS_QUEUE in queues.consume_from:
         for name in analysis_queues():
             queues.select_add(name)
+
+
+@worker_process_init.connect
+def _analysis_models_load(**_kwargs):
+    # An analysis worker's process loads the models as it starts, not in its first task: there they cost that
+    # task's time limit, and a limit striking during `import dlib` left the process unable to import it again.
+    from sessions_api.analysis import analysis_models_load
+    from sessions_api.tasks import ANALYSIS_QUEUE
+
+    if ANALYSIS_QUEUE in app.amqp.queues.consume_from:
+        analysis_models_load()
 
 
 @worker_init.connect

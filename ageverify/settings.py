@@ -304,6 +304,9 @@ CELERY_TASK_PUBLISH_RETRY = False
 # Survives a broker loss while a task runs (Celery 5.7.0 exits; see ageverify/worker.py). A task that
 # is running when the broker goes away finishes (its webhook is sent) instead of being cancelled.
 CELERY_WORKER_CONSUMER = "ageverify.worker:Consumer"
+# An analysis worker's process loads its models as it starts (ageverify.celery), a few seconds on a busy host:
+# the pool must not count it as failed to start after Celery's default 4 s.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = 120
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Without this Celery's Django fixup opens a new database connection for every task (~10 ms each).
 CELERY_DB_REUSE_MAX = 1000
@@ -664,7 +667,7 @@ PIPELINE_DELIVERY_LATE_AFTER = ENV.number(
 ANALYSIS_SOFT_TIME_LIMIT = ENV.number(
     "ANALYSIS_SOFT_TIME_LIMIT",
     60,
-    "seconds one analysis may run before it is ended as a retake (Celery soft time limit)",
+    "seconds one analysis may run before it is ended as a retake (Celery soft time limit; read by the analysis worker)",
 )
 # Analyses wait in this many queues, a tenant's always in the same one (sessions_api.tasks); an analysis worker
 # takes from them in turn, so one tenant's flood waits behind its own work (and that of tenants sharing its queue).

@@ -347,3 +347,18 @@ def _presence_check(
             FaceDescriptor(np.asarray(live_face.descriptor)), FaceDescriptor(np.asarray(kept_document.portrait))
         )
     return Presence(liveness=liveness, holder=holder), halves
+
+
+def analysis_models_load() -> None:
+    """Load every model the checks use (an analysis worker's process, as it starts: ageverify.celery)."""
+    import time
+
+    from checks.face_match import face_matcher
+    from checks.faces import face_engine
+    from checks.passive import passive_models
+
+    started = time.monotonic()
+    face_engine()
+    passive_models()
+    face_matcher()
+    logger.info("analysis models loaded in %.1f s", time.monotonic() - started)

@@ -60,18 +60,32 @@ def analysis_queues() -> list[str]:
     return [ANALYSIS_QUEUE] + ([f"{ANALYSIS_QUEUE}.{shard}" for shard in range(shards)] if shards > 1 else [])
 
 
+def _time_limits() -> dict:
+    # The worker's own (its environment, read when it imports this module), not the queueing web process's: the
+    # message carries none. The soft limit raises SoftTimeLimitExceeded wherever the analysis is, and
+    # sessions_api.analysis makes the attempt a retake that costs no attempt (the worker goes on); the hard
+    # limit, later, ends a process stuck in C code.
+    soft = settings.ANALYSIS_SOFT_TIME_LIMIT
+    return {"soft_time_limit": soft, "time_limit": soft + 30}
+
+
+# Explicitly none in the message (Celery would put the queueing process's task defaults there), so the worker
+# applies its own.
+_WORKERS_OWN_TIME_LIMITS = {"soft_time_limit": None, "time_limit": None}
+
+
 def _encode(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-@shared_task(name="sessions_api.tasks.selfie_analyse")
+@shared_task(name="sessions_api.tasks.selfie_analyse", **_time_limits())
 def selfie_analyse(session_id: str, frames: list[list[str]], capture: dict | None = None) -> None:
     analysis.selfie_analyse(
         session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames], capture=capture
     )
 
 
-@shared_task(name="sessions_api.tasks.document_analyse")
+@shared_task(name="sessions_api.tasks.document_analyse", **_time_limits())
 def document_analyse(
     session_id: str,
     image: str | None,
@@ -94,14 +108,6 @@ def _shown_as(session_id: str, pictures: int) -> dict:
     return {"argsrepr": repr([session_id, f"<{pictures} picture(s) omitted>"]), "kwargsrepr": "{}"}
 
 
-def _time_limits() -> dict:
-    # The soft limit raises SoftTimeLimitExceeded wherever the analysis is, and sessions_api.analysis makes the
-    # attempt a retake (the session is decided, the worker goes on); the hard limit, later, ends a process
-    # stuck in C code.
-    soft = settings.ANALYSIS_SOFT_TIME_LIMIT
-    return {"soft_time_limit": soft, "time_limit": soft + 30}
-
-
 def selfie_analysis_queue(
     session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None, *, tenant_id
 ) -> None:
@@ -109,7 +115,7 @@ def selfie_analysis_queue(
         queue=analysis_queue_of(tenant_id),
         args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
-        **_time_limits(),
+        **_WORKERS_OWN_TIME_LIMITS,
         **_shown_as(session_id, len(frames)),
     )
 
@@ -134,6 +140,6 @@ def document_analysis_queue(
             capture,
         ],
         expires=ANALYSIS_TASK_EXPIRES,
-        **_time_limits(),
+        **_WORKERS_OWN_TIME_LIMITS,
         **_shown_as(session_id, bool(image) + bool(back) + len(frames)),
     )

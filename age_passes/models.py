@@ -34,6 +34,7 @@ class AgePass(models.Model):
 
     class Meta:
         verbose_name = "age pass"
+        verbose_name_plural = "age passes"
         indexes = [models.Index(fields=["expires_on"], name="age_pass_expiry_idx")]
 
     def __str__(self):

@@ -12,6 +12,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from age_passes.models import Method as PassMethod
 from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
 from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.state_machine import CANCELLED_THROUGH_API
@@ -83,6 +84,7 @@ class TenantScopedAdmin(ReadOnlyAdmin):
 
 
 CANCELLED_THROUGH_API_LABEL = "Cancelled by you through the API"
+PASS_METHODS = dict(PassMethod.choices)
 
 
 def status_badge(status: str, label: str) -> str:
@@ -223,6 +225,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
             raise Http404("No such session.") from None
         request.dashboard_nav = self.nav_section
         events = list(SessionEvent.objects.filter(session=session))
+        age_pass = getattr(session, "age_pass", None)
         context = self.admin_site.page_context(
             request,
             title=f"Session {session.pk}",
@@ -233,8 +236,9 @@ class SessionDashboardAdmin(TenantScopedAdmin):
                 "liveness": getattr(session, "liveness", None),
                 "document": getattr(session, "document", None),
                 "age_credential": getattr(session, "age_credential", None),
-                "age_pass": getattr(session, "age_pass", None),
+                "age_pass": age_pass,
             },
+            age_pass_method=PASS_METHODS.get(age_pass.method, age_pass.method) if age_pass else "",
             events=events,
             attempts=session_attempts(events),
             cancelled_through_api=CANCELLED_THROUGH_API,

@@ -77,6 +77,7 @@ def _home_context(request, site, *, form=None, **extra):
         revoked_keys=list(selectors.api_keys_recently_revoked(tenant=tenant)),
         generate_form=form or ApiKeyGenerateForm(),
         usage=usage,
+        usage_methods=[(reason, METHOD_LABELS[reason], count) for reason, count in usage.approved_by_method.items()],
         chart=usage_chart(usage),
         **extra,
     )

@@ -144,3 +144,13 @@ def test_the_detail_page_shows_the_liveness_signals_that_fired(dashboard, onboar
 
     signals = page.split('data-field="signals">', 1)[1].split("</dd>", 1)[0]
     assert re.findall(r">(\w+)</span>", signals) == fired
+
+
+def test_an_age_pass_approval_says_in_words_how_the_pass_was_proved(dashboard, onboarded, sandbox_api):
+    session = sandbox_api.create_session(age_limit=18)
+    sandbox_api.post(f"/v1/test/sessions/{session['sessionId']}/advance", {"to": "approved", "reason": "age_pass"})
+
+    page = dashboard.get(f"/dashboard/sessions/{session['sessionId']}/").content.decode()
+
+    age_pass = page.split('id="age-pass-result"', 1)[1].split("</dl>", 1)[0]
+    assert 'data-field="method">Identity document<' in age_pass

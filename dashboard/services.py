@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sessions_api.api.webhook_schema import event_example
-from sessions_api.state_machine import OPTIONAL_EVENTS
+from sessions_api.state_machine import EVENT_COMPLETED, OPTIONAL_EVENTS
 from sessions_api.timestamps import iso_ms
 from tenants.branding import tenant_branding_form_values, tenant_branding_update
 from tenants.members import (
@@ -39,9 +39,12 @@ from tenants.services import (
 )
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import default_notification_url
+from webhooks.services import TEST_EVENT
 
 from .models import AuditLogEntry
 
+# What "Send test webhook" may send: webhook.test, or the documented example of any event the service sends.
+TEST_EVENTS = (TEST_EVENT, EVENT_COMPLETED, *OPTIONAL_EVENTS)
 # More live keys than this is a sign of keys being made instead of rotated; the operator can still add more.
 MAX_ACTIVE_KEYS_PER_MODE = 10
 
@@ -246,12 +249,12 @@ def dashboard_webhook_events_set(*, tenant: Tenant, actor: Actor, mode: str, eve
 def dashboard_webhook_test_send(
     *, tenant: Tenant, actor: Actor, mode: str, url: str, event: str = "webhook.test"
 ) -> WebhookDelivery:
-    """Send `webhook.test`, or the documented example of an opt-in event (SAMPLE_EVENTS), now and for `mode`."""
-    from webhooks.services import TEST_EVENT, webhook_test_send
+    """Send `webhook.test`, or the documented example of another event (TEST_EVENTS), now and for `mode`."""
+    from webhooks.services import webhook_test_send
 
     if event == TEST_EVENT:
         delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
-    elif event in OPTIONAL_EVENTS:
+    elif event in TEST_EVENTS:
         sample = event_example(event, mode=mode, timestamp=iso_ms(timezone.now()))
         payload = json.dumps(sample, separators=(",", ":"), ensure_ascii=False).encode()
         delivery = webhook_test_send(tenant=tenant, mode=mode, url=url, event_type=event, payload=payload)

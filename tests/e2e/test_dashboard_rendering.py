@@ -154,6 +154,7 @@ PHONE_PAGES = {
     "Webhooks": "/dashboard/webhooks/",
     "Rotate signing secret": "/dashboard/webhooks/secret/rotate/?mode=test",
     "Branding": "/dashboard/branding/",
+    "Age passes": "/dashboard/age-passes/",
     "Team": "/dashboard/team/",
     "Audit log": "/dashboard/audit-log/",
 }

@@ -22,7 +22,7 @@ from . import roles
 from .exports import ROWS_PER_QUERY, sessions_csv
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
-from .selectors import deliveries_for_session, session_attempts
+from .selectors import DOCUMENT_KINDS, deliveries_for_session, session_attempts
 from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
@@ -226,6 +226,7 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         request.dashboard_nav = self.nav_section
         events = list(SessionEvent.objects.filter(session=session))
         age_pass = getattr(session, "age_pass", None)
+        document = getattr(session, "document", None)
         context = self.admin_site.page_context(
             request,
             title=f"Session {session.pk}",
@@ -234,13 +235,14 @@ class SessionDashboardAdmin(TenantScopedAdmin):
             results={
                 "age_estimation": getattr(session, "age_estimation", None),
                 "liveness": getattr(session, "liveness", None),
-                "document": getattr(session, "document", None),
+                "document": document,
                 "age_credential": getattr(session, "age_credential", None),
                 "age_pass": age_pass,
             },
+            document_kind=DOCUMENT_KINDS.get(document.document_kind, document.document_kind) if document else "",
             age_pass_method=PASS_METHODS.get(age_pass.method, age_pass.method) if age_pass else "",
             events=events,
-            attempts=session_attempts(events),
+            attempts=session_attempts(events, session=session),
             cancelled_through_api=CANCELLED_THROUGH_API,
             cancelled_through_api_label=CANCELLED_THROUGH_API_LABEL,
             reason_label=CANCELLED_THROUGH_API_LABEL

@@ -133,6 +133,7 @@ def test_the_webhooks_page_does_not_scroll_sideways_on_a_phone(browser, live_bas
     page.get_by_label("Default address: live events").fill("https://hooks.partner.example.com/ageverify/webhooks/live")
     page.locator("#webhook-address-live").get_by_role("button", name="Save address").click()
     expect(page.locator(".messagelist")).to_be_visible()
+    page.goto(f"{live_base_url}/dashboard/webhooks/")
     page.locator("#signing-secret-live").get_by_role("button", name="Reveal").click()
     expect(page.locator("#webhook-secret")).to_be_visible()
     page.locator(".av-delivery summary .av-badge").first.click()  # a delivery's attempts, opened
@@ -161,7 +162,13 @@ PHONE_PAGES = {
 
 
 def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_base_url, staff, onboarded):
-    from dashboard.services import Actor, dashboard_webhook_address_set, dashboard_webhook_events_set
+    from dashboard.services import (
+        TEST_EVENTS,
+        Actor,
+        dashboard_webhook_address_set,
+        dashboard_webhook_events_set,
+        dashboard_webhook_test_send,
+    )
 
     session, _ = delivery_with_attempt(onboarded.tenant)
     publishable_key_generate(tenant=onboarded.tenant, mode="live", label="Checkout page", allowed_origins=[ORIGIN])
@@ -170,6 +177,8 @@ def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_b
         address = f"https://hooks.partner-with-a-long-name.example.com/ageverify/webhooks/{mode}/receiver"
         dashboard_webhook_address_set(tenant=onboarded.tenant, actor=actor, mode=mode, url=address)
         dashboard_webhook_events_set(tenant=onboarded.tenant, actor=actor, mode=mode, events=list(OPTIONAL_EVENTS))
+        for event in TEST_EVENTS:  # a delivery of each event, its name in the list
+            dashboard_webhook_test_send(tenant=onboarded.tenant, actor=actor, mode=mode, url=address, event=event)
     # A plain 390x844 viewport: a phone's emulation would zoom a too-wide page out to fit and hide the overflow.
     page = signed_in(browser, live_base_url, 390, 844)
 
@@ -180,5 +189,13 @@ def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_b
         width = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
         if width[0] > width[1] or width[1] != 390:
             sideways[title] = (width, _sideways(page)["outside"])
+    # The Webhooks page once more with what its buttons open: a revealed secret, a delivery's attempts.
+    page.goto(f"{live_base_url}/dashboard/webhooks/")
+    page.locator("#signing-secret-live").get_by_role("button", name="Reveal").click()
+    expect(page.locator("#webhook-secret")).to_be_visible()
+    page.locator(".av-delivery summary .av-badge").first.click()
+    expect(page.locator(".av-delivery[open] table")).to_be_visible()
+    if page.evaluate("document.scrollingElement.scrollWidth > window.innerWidth"):
+        sideways["Webhooks, opened"] = _sideways(page)["outside"]
     assert sideways == {}
     page.context.close()

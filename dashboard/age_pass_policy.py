@@ -9,7 +9,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
-from age_passes.models import AgePassPolicy
+from age_passes.models import AgePassPolicy, Method
 from age_passes.selectors import age_pass_policy_of
 from age_passes.services import POLICY_FIELDS
 
@@ -44,7 +44,8 @@ class AgePassPolicyForm(forms.ModelForm):
 
 def _page(request, site, form, status=200):
     request.dashboard_nav = "age_passes"
-    context = site.page_context(request, title="Age passes", form=form, saving_methods=settings.AGE_PASS_METHODS)
+    saving = [Method(method).label for method in settings.AGE_PASS_METHODS]
+    context = site.page_context(request, title="Age passes", form=form, saving_methods=saving)
     return TemplateResponse(request, "dashboard/age_passes.html", context, status=status)
 
 

@@ -199,3 +199,19 @@ def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_b
         sideways["Webhooks, opened"] = _sideways(page)["outside"]
     assert sideways == {}
     page.context.close()
+
+
+@pytest.mark.parametrize("path", ["/dashboard/branding/", "/dashboard/age-passes/"])
+def test_every_field_of_a_settings_form_stays_inside_its_cards_padding(browser, live_base_url, staff, path):
+    page = signed_in(browser, live_base_url, 1280)
+    page.goto(live_base_url + path)
+
+    outside = page.evaluate(
+        """() => [...document.querySelectorAll('.av-card input, .av-card select')].filter((field) => {
+            const card = field.closest('.av-card'), style = getComputedStyle(card), box = field.getBoundingClientRect();
+            const right = card.getBoundingClientRect().right - parseFloat(style.paddingRight);  // its content's edge
+            return box.width > 0 && box.right > right + 1;
+        }).map((field) => field.name)"""
+    )
+    assert outside == []
+    page.context.close()

@@ -3,7 +3,7 @@
 from django.contrib import admin, messages
 
 from .models import AgePass, AgePassPolicy, Method
-from .services import age_passes_revoke
+from .services import POLICY_FIELDS, age_pass_policy_set, age_passes_revoke
 
 
 @admin.register(AgePass)
@@ -30,3 +30,10 @@ class AgePassAdmin(admin.ModelAdmin):
 class AgePassPolicyAdmin(admin.ModelAdmin):
     list_display = ("tenant", "offer_saving", "accept_passes", "minimum_method", "max_proof_age_days", "lifetime_days")
     autocomplete_fields = ("tenant",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("tenant",) if obj else ()  # a policy is its tenant's: another tenant gets its own
+
+    def save_model(self, request, obj, form, change):
+        policy = age_pass_policy_set(tenant=obj.tenant, **{name: getattr(obj, name) for name in POLICY_FIELDS})
+        obj.pk = policy.pk

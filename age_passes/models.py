@@ -4,6 +4,7 @@ A pass holds what was proved and the passkey's public half, never who: no subjec
 date or image (docs/age-pass.md).
 """
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from tenants.models import Tenant
@@ -34,6 +35,7 @@ class AgePass(models.Model):
 
     class Meta:
         verbose_name = "age pass"
+        verbose_name_plural = "age passes"
         indexes = [models.Index(fields=["expires_on"], name="age_pass_expiry_idx")]
 
     def __str__(self):
@@ -73,11 +75,15 @@ class AgePassPolicy(models.Model):
         help_text="Accept only passes proved this way or by stronger evidence (face < digital ID < document).",
     )
     max_proof_age_days = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Accept only passes proved at most this many days ago (empty: any)."
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Accept only passes proved at most this many days ago (empty: any).",
     )
     lifetime_days = models.PositiveIntegerField(
         null=True,
         blank=True,
+        validators=[MinValueValidator(1)],
         help_text="Passes saved after this tenant's sessions last this many days, if less than the deployment's.",
     )
 

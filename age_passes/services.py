@@ -35,6 +35,7 @@ from webauthn.helpers.structs import (
 
 from sessions_api.models import Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
+from tenants.models import Tenant
 
 from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, Method, Purpose
 
@@ -127,6 +128,31 @@ def _signed_challenge(credential) -> bytes:
         return parse_client_data_json(parsed.response.client_data_json).challenge
     except (WebAuthnException, ValueError, TypeError, KeyError):
         raise AgePassRefused("malformed", MESSAGE_NOT_VERIFIED)
+
+
+# --- a tenant's policy ---
+
+POLICY_FIELDS = ("offer_saving", "accept_passes", "minimum_method", "max_proof_age_days", "lifetime_days")
+
+
+@transaction.atomic
+def age_pass_policy_set(
+    *,
+    tenant: Tenant,
+    offer_saving: bool,
+    accept_passes: bool,
+    minimum_method: str,
+    max_proof_age_days: int | None,
+    lifetime_days: int | None,
+) -> AgePassPolicy:
+    """Set the tenant's pass policy (the admin and the dashboard both come here); checked as the model declares."""
+    policy = AgePassPolicy.objects.select_for_update().filter(tenant=tenant).first() or AgePassPolicy(tenant=tenant)
+    policy.offer_saving, policy.accept_passes = offer_saving, accept_passes
+    policy.minimum_method = minimum_method
+    policy.max_proof_age_days, policy.lifetime_days = max_proof_age_days, lifetime_days
+    policy.full_clean()
+    policy.save()
+    return policy
 
 
 # --- saving a pass after an approval ---

@@ -12,6 +12,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
+from age_passes.models import Method as PassMethod
 from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
 from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.state_machine import CANCELLED_THROUGH_API
@@ -21,7 +22,7 @@ from . import roles
 from .exports import ROWS_PER_QUERY, sessions_csv
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .models import AuditLogEntry
-from .selectors import deliveries_for_session, session_attempts
+from .selectors import DOCUMENT_KINDS, deliveries_for_session, session_attempts
 from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
@@ -83,6 +84,7 @@ class TenantScopedAdmin(ReadOnlyAdmin):
 
 
 CANCELLED_THROUGH_API_LABEL = "Cancelled by you through the API"
+PASS_METHODS = dict(PassMethod.choices)
 
 
 def status_badge(status: str, label: str) -> str:
@@ -223,6 +225,8 @@ class SessionDashboardAdmin(TenantScopedAdmin):
             raise Http404("No such session.") from None
         request.dashboard_nav = self.nav_section
         events = list(SessionEvent.objects.filter(session=session))
+        age_pass = getattr(session, "age_pass", None)
+        document = getattr(session, "document", None)
         context = self.admin_site.page_context(
             request,
             title=f"Session {session.pk}",
@@ -231,12 +235,14 @@ class SessionDashboardAdmin(TenantScopedAdmin):
             results={
                 "age_estimation": getattr(session, "age_estimation", None),
                 "liveness": getattr(session, "liveness", None),
-                "document": getattr(session, "document", None),
+                "document": document,
                 "age_credential": getattr(session, "age_credential", None),
-                "age_pass": getattr(session, "age_pass", None),
+                "age_pass": age_pass,
             },
+            document_kind=DOCUMENT_KINDS.get(document.document_kind, document.document_kind) if document else "",
+            age_pass_method=PASS_METHODS.get(age_pass.method, age_pass.method) if age_pass else "",
             events=events,
-            attempts=session_attempts(events),
+            attempts=session_attempts(events, session=session),
             cancelled_through_api=CANCELLED_THROUGH_API,
             cancelled_through_api_label=CANCELLED_THROUGH_API_LABEL,
             reason_label=CANCELLED_THROUGH_API_LABEL

@@ -30,6 +30,7 @@ class BrandingForm(forms.Form):
         "with white (WCAG 2.2 AA). Leave empty for the flow's blue.",
     )
     privacy_notice_url = forms.CharField(
+        label="Privacy notice URL",
         max_length=500,
         required=False,
         widget=forms.URLInput(attrs={"placeholder": "https://example.com/privacy"}),

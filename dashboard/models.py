@@ -1,4 +1,4 @@
-"""The audit log: who did what to a tenant's keys, secrets, webhooks, team and branding, and when."""
+"""The audit log: who did what to a tenant's keys, secrets, webhooks, team, branding and pass policy, and when."""
 
 from django.conf import settings
 from django.db import models
@@ -27,6 +27,7 @@ class AuditLogEntry(models.Model):
         MEMBER_ROLE_CHANGED = "member.role_changed", "Member's role changed"
         MEMBER_REMOVED = "member.removed", "Member removed"
         BRANDING_CHANGED = "branding.changed", "Branding changed"
+        AGE_PASS_POLICY_CHANGED = "age_pass_policy.changed", "Age pass policy changed"
 
     # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")

@@ -12,7 +12,7 @@ from tenants.models import Role
 from .tenancy import tenancy_for
 
 INTEGRATION = "integration"  # API keys, SDK keys, webhooks: signing secrets, addresses, events, tests, re-sends
-ACCOUNT = "account"  # branding and session redaction
+ACCOUNT = "account"  # branding, the age-pass policy and session redaction
 MEMBERS = "members"  # invite, change roles, remove (owners excepted)
 OWNERS = "owners"  # make, change and remove owners
 
@@ -24,7 +24,7 @@ CAPABILITIES = {
 }
 NEEDED_FOR = {
     INTEGRATION: "manage API keys, SDK keys and webhooks or see their secrets",
-    ACCOUNT: "change the branding or redact sessions",
+    ACCOUNT: "change the branding or the age-pass policy, or redact sessions",
     MEMBERS: "manage the team",
     OWNERS: "manage owners",
 }

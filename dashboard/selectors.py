@@ -8,8 +8,16 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from age_passes.services import AGE_PASS_CAUSE
+from sessions_api.decision import (
+    MESSAGE_DOCUMENT_EXPIRED,
+    MESSAGE_DOCUMENT_UNREADABLE,
+    MESSAGE_HEAD_TURNS_MISSING,
+    MESSAGE_HOLDER_MISMATCH,
+    MESSAGE_NOT_LIVE,
+    MESSAGE_ZONES_DISAGREE,
+)
 from sessions_api.digital_id import DIGITAL_ID_CAUSE_PREFIX
-from sessions_api.models import SessionDailyCount, SessionEvent, Status, VerificationSession
+from sessions_api.models import DocumentResult, SessionDailyCount, SessionEvent, Status, VerificationSession
 from sessions_api.sandbox import SANDBOX_CAUSE_PREFIX
 from sessions_api.state_machine import APPROVED_REASONS
 from sessions_api.submission import CAUSE_FACE_PATH_OFF, CAUSE_NO_CAMERA
@@ -57,6 +65,22 @@ def deliveries_for_session(*, session: VerificationSession) -> list[WebhookDeliv
     return list(deliveries.order_by("created_at"))
 
 
+DOCUMENT_KINDS = {
+    "mrz_td3": "Passport (TD3 machine-readable zone)",
+    "mrz_td1": "ID card (TD1 machine-readable zone)",
+    "aamva": "Driving licence (AAMVA barcode)",
+}
+# The check a document attempt failed, read from the message it was asked again with (sessions_api.decision).
+DOCUMENT_RETAKE_CHECKS = {
+    MESSAGE_DOCUMENT_UNREADABLE: "check digits of the machine-readable lines",
+    MESSAGE_ZONES_DISAGREE: "printed dates against the machine-readable lines",
+    MESSAGE_DOCUMENT_EXPIRED: "expiry date (the document has expired)",
+    MESSAGE_NOT_LIVE: "liveness of the head turns",
+    MESSAGE_HEAD_TURNS_MISSING: "head turns (none were done)",
+    MESSAGE_HOLDER_MISMATCH: "holder match with the document's photo",
+}
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One thing the user sent (a selfie, a document, a wallet answer, an age pass) and what came of it."""
@@ -68,6 +92,9 @@ class Attempt:
     outcome_kind: str  # the badge's colour: approved, denied, requires_doc (asked again), processing
     decided_at: datetime | None
     detail: str  # what the user was told (a retake), or the analysis' cause
+    # What a document attempt found, as (label, value) pairs: the check it failed (a retake), or for the attempt
+    # that decided, what the stored result says. Empty for other steps and once the session is redacted.
+    findings: tuple[tuple[str, str], ...] = ()
 
 
 def _attempt_step(event: SessionEvent) -> str:
@@ -90,9 +117,47 @@ def _attempt_outcome(end: SessionEvent | None) -> tuple[str, str]:
     return "Asked again", Status.REQUIRES_DOC
 
 
-def session_attempts(events: list[SessionEvent]) -> list[Attempt]:
+def _document_result_findings(document: DocumentResult, decided_on: date) -> tuple[tuple[str, str], ...]:
+    """What the stored result of the deciding document attempt says; it is stored only for a document whose
+    check digits and printed dates passed (sessions_api.decision)."""
+    if document.expiry_date is None:
+        expiry = "none on the document"
+    elif document.expiry_date < decided_on:
+        expiry = f"expired on {document.expiry_date:%Y-%m-%d}"
+    else:
+        expiry = f"valid until {document.expiry_date:%Y-%m-%d}"
+    if not document.liveness_checked:
+        holder = "not checked"
+    elif document.holder_match_passed is None:
+        holder = "live (liveness checked), not compared with the document's photo"
+    else:
+        matched = "matched" if document.holder_match_passed else "not matched"
+        holder = (
+            f"live (liveness checked), {matched} with the document's photo (score {document.holder_match_score:.2f})"
+        )
+    return (
+        ("Document", DOCUMENT_KINDS.get(document.document_kind, document.document_kind)),
+        ("Machine-readable lines", "check digits and printed dates agree"),
+        ("Expiry", expiry),
+        ("Holder", holder),
+    )
+
+
+def _document_findings(end: SessionEvent | None, document: DocumentResult | None) -> tuple[tuple[str, str], ...]:
+    if end is None:
+        return ()
+    if end.to_status in (Status.APPROVED, Status.DENIED):
+        return _document_result_findings(document, end.created_at.date()) if document else ()
+    failed = DOCUMENT_RETAKE_CHECKS.get(end.message)
+    return (("Failed check", failed),) if failed else ()
+
+
+def session_attempts(events: list[SessionEvent], *, session: VerificationSession | None = None) -> list[Attempt]:
     """Each attempt of a session, from its history: a move to `processing` (not the no-camera or face-path-off skip)
-    is something sent, and the move out of it is its outcome."""
+    is something sent, and the move out of it is its outcome. With the `session`, document attempts say what they
+    found (its stored document result belongs to the attempt that decided), unless the session was redacted."""
+    findings_shown = session is not None and session.redacted_at is None
+    document = getattr(session, "document", None) if findings_shown else None
     attempts: list[Attempt] = []
     numbers: dict[str, int] = {}
     for index, event in enumerate(events):
@@ -111,6 +176,7 @@ def session_attempts(events: list[SessionEvent]) -> list[Attempt]:
                 outcome_kind=kind,
                 decided_at=end.created_at if end else None,
                 detail=(end.message or end.cause) if end else "",
+                findings=_document_findings(end, document) if findings_shown and step == "Document" else (),
             )
         )
     return attempts

@@ -7,8 +7,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from age_passes.models import AgePassPolicy
+from age_passes.selectors import age_pass_policy_of
+from age_passes.services import POLICY_FIELDS, age_pass_policy_set
 from sessions_api.api.webhook_schema import event_example
-from sessions_api.state_machine import OPTIONAL_EVENTS
+from sessions_api.state_machine import EVENT_COMPLETED, OPTIONAL_EVENTS
 from sessions_api.timestamps import iso_ms
 from tenants.branding import tenant_branding_form_values, tenant_branding_update
 from tenants.members import (
@@ -39,9 +42,12 @@ from tenants.services import (
 )
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import default_notification_url
+from webhooks.services import TEST_EVENT
 
 from .models import AuditLogEntry
 
+# What "Send test webhook" may send: webhook.test, or the documented example of any event the service sends.
+TEST_EVENTS = (TEST_EVENT, EVENT_COMPLETED, *OPTIONAL_EVENTS)
 # More live keys than this is a sign of keys being made instead of rotated; the operator can still add more.
 MAX_ACTIVE_KEYS_PER_MODE = 10
 
@@ -246,12 +252,12 @@ def dashboard_webhook_events_set(*, tenant: Tenant, actor: Actor, mode: str, eve
 def dashboard_webhook_test_send(
     *, tenant: Tenant, actor: Actor, mode: str, url: str, event: str = "webhook.test"
 ) -> WebhookDelivery:
-    """Send `webhook.test`, or the documented example of an opt-in event (SAMPLE_EVENTS), now and for `mode`."""
-    from webhooks.services import TEST_EVENT, webhook_test_send
+    """Send `webhook.test`, or the documented example of another event (TEST_EVENTS), now and for `mode`."""
+    from webhooks.services import webhook_test_send
 
     if event == TEST_EVENT:
         delivery = webhook_test_send(tenant=tenant, mode=mode, url=url)
-    elif event in OPTIONAL_EVENTS:
+    elif event in TEST_EVENTS:
         sample = event_example(event, mode=mode, timestamp=iso_ms(timezone.now()))
         payload = json.dumps(sample, separators=(",", ":"), ensure_ascii=False).encode()
         delivery = webhook_test_send(tenant=tenant, mode=mode, url=url, event_type=event, payload=payload)
@@ -431,13 +437,42 @@ def dashboard_branding_update(*, tenant: Tenant, actor: Actor, **fields) -> Tena
     }
     if branding.logo_sha256 != old_logo:
         changed["logo"] = f"new ({branding.logo_width}×{branding.logo_height})" if branding.logo_sha256 else "removed"
+    _settings_changes_record(tenant, actor, AuditLogEntry.Action.BRANDING_CHANGED, "branding", changed)
+    return branding
+
+
+def _settings_changes_record(tenant: Tenant, actor: Actor, action: str, target_type: str, changed: dict) -> None:
+    """One audit entry for a settings form's changes ({field: "old → new"}); none when nothing changed."""
     if changed:
         audit_record(
             tenant=tenant,
             actor=actor,
-            action=AuditLogEntry.Action.BRANDING_CHANGED,
-            target_type="branding",
+            action=action,
+            target_type=target_type,
             target_label=", ".join(changed),
             extra=changed,
         )
-    return branding
+
+
+def _policy_value(policy, name: str) -> str:
+    value = getattr(policy, name)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if name == "minimum_method":
+        return policy.get_minimum_method_display()
+    return "(deployment's)" if value is None and name == "lifetime_days" else str(value or "(any)")
+
+
+@transaction.atomic
+def dashboard_age_pass_policy_update(*, tenant: Tenant, actor: Actor, **fields) -> AgePassPolicy:
+    """Save the tenant's age-pass policy (age_passes checks it) and record what changed, old and new values."""
+    before = age_pass_policy_of(tenant=tenant)
+    old = {name: _policy_value(before, name) for name in POLICY_FIELDS}
+    policy = age_pass_policy_set(tenant=tenant, **fields)
+    changed = {
+        name.replace("_", " "): f"{old[name]} → {_policy_value(policy, name)}"
+        for name in POLICY_FIELDS
+        if old[name] != _policy_value(policy, name)
+    }
+    _settings_changes_record(tenant, actor, AuditLogEntry.Action.AGE_PASS_POLICY_CHANGED, "age_pass_policy", changed)
+    return policy

@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.forms.forms import NON_FIELD_ERRORS
 from django.urls import include, path, reverse_lazy
 
-from . import branding, roles, sdk_views, team, views, webhook_addresses
+from . import age_pass_policy, branding, roles, sdk_views, team, views, webhook_addresses
 from .forms import DashboardAuthenticationForm, DashboardPasswordResetForm
 from .roles import ACCOUNT, INTEGRATION, MEMBERS
 from .tenancy import tenancy_for
@@ -133,6 +133,11 @@ class TenantDashboardSite(admin.AdminSite):
                 "webhooks/events/", page(webhook_addresses.webhook_events_save, INTEGRATION), name="webhook_events_save"
             ),
             path("branding/", page(branding.branding_page, ACCOUNT, reads_open=True), name="branding"),
+            path(
+                "age-passes/",
+                page(age_pass_policy.age_pass_policy_page, ACCOUNT, reads_open=True),
+                name="age_pass_policy",
+            ),
             path("team/", page(team.team_page, MEMBERS, reads_open=True), name="team"),
             path("team/members/<int:membership_id>/role/", page(team.member_role, MEMBERS), name="member_role"),
             path("team/members/<int:membership_id>/remove/", page(team.member_remove, MEMBERS), name="member_remove"),

@@ -17,7 +17,6 @@ from sessions_api.state_machine import OPTIONAL_EVENTS
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
 from webhooks.selectors import delivery_get
-from webhooks.services import TEST_EVENT
 
 from . import selectors, services, sign_in_throttle
 from .charts import funnel_chart, usage_chart
@@ -77,6 +76,7 @@ def _home_context(request, site, *, form=None, **extra):
         revoked_keys=list(selectors.api_keys_recently_revoked(tenant=tenant)),
         generate_form=form or ApiKeyGenerateForm(),
         usage=usage,
+        usage_methods=[(reason, METHOD_LABELS[reason], count) for reason, count in usage.approved_by_method.items()],
         chart=usage_chart(usage),
         **extra,
     )
@@ -197,7 +197,7 @@ def _webhooks_context(request, site, *, revealed_mode: str | None = None, reveal
             }
             for mode, label in SECRET_MODES.items()
         ],
-        test_events=[TEST_EVENT, *OPTIONAL_EVENTS],
+        test_events=services.TEST_EVENTS,
         **extra,
     )
 

@@ -1,7 +1,7 @@
 """The Webhooks page's address settings: a default notification address per mode, and "Send test webhook".
 
 A session created without `notification_url` sends its webhook to the default address of its mode.
-The test event (`webhook.test`, or the documented example of an opt-in event) is signed with that mode's
+The test event (`webhook.test`, or the documented example of any event the service sends) is signed with that mode's
 secret and logged like any delivery.
 """
 
@@ -21,8 +21,6 @@ from .tenancy import current_tenant
 from .views import SECRET_MODES, _refuse_stale_form, _secret_mode, _shown_for_another_tenant, _url, actor_from
 
 _webhook_url = StrictUrlField(https_only=True, public_host=True)
-# What "Send test webhook" may send: webhook.test, or a sample (the OpenAPI example) of an opt-in event.
-TEST_EVENTS = (TEST_EVENT, *OPTIONAL_EVENTS)
 # "Send test webhook" sends a signed POST to an address the user typed: a few at once, then one a minute,
 # per tenant, so the button cannot be used to flood an address with signed requests.
 TEST_WEBHOOK_BURST = 5
@@ -59,8 +57,8 @@ def webhook_test_send(request, site):
     tenant, mode = current_tenant(request), _secret_mode(request.POST)
     event = request.POST.get("event") or TEST_EVENT
     url = selectors.webhook_address(tenant=tenant, mode=mode)
-    if event not in TEST_EVENTS:
-        messages.error(request, f"Choose a test event among: {', '.join(TEST_EVENTS)}.")
+    if event not in services.TEST_EVENTS:
+        messages.error(request, f"Choose a test event among: {', '.join(services.TEST_EVENTS)}.")
         return _back(mode)
     throttled = bucket_take(
         f"webhook-test:{tenant.pk}", rate=TEST_WEBHOOK_RATE_PER_SECOND, burst=TEST_WEBHOOK_BURST

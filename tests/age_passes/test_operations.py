@@ -5,7 +5,7 @@ import datetime
 from django.core.management import call_command
 from django.utils import timezone
 
-from age_passes.models import AgePass, AgePassChallenge
+from age_passes.models import AgePass, AgePassChallenge, AgePassPolicy
 
 
 def _pass(method: str, *, expires_in_days: int = 300) -> AgePass:
@@ -82,3 +82,20 @@ def test_an_operator_revokes_a_method_from_the_admin(admin_client):
     assert AgePass.objects.get(pk=document.pk).revoked_at is None
     listing = admin_client.get("/admin/age_passes/agepass/").content.decode()
     assert "face" in listing and "subject" not in listing.lower()
+
+
+def test_an_operator_sets_a_tenants_policy_in_the_admin(admin_client, onboarded):
+    form = {"tenant": onboarded.tenant.pk, "accept_passes": "on", "minimum_method": "document", "lifetime_days": "30"}
+
+    added = admin_client.post("/admin/age_passes/agepasspolicy/add/", form)
+    refused = admin_client.post("/admin/age_passes/agepasspolicy/add/", {**form, "max_proof_age_days": "0"})
+
+    assert added.status_code == 302
+    policy = AgePassPolicy.objects.get(tenant=onboarded.tenant)
+    assert (policy.accept_passes, policy.offer_saving, policy.minimum_method, policy.lifetime_days) == (
+        True,
+        False,
+        "document",
+        30,
+    )
+    assert refused.status_code == 200 and "greater than or equal to 1" in refused.content.decode()

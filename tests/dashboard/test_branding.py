@@ -43,6 +43,7 @@ def test_branding_saved_in_the_dashboard_is_what_the_flow_shows(dashboard, onboa
     assert response.status_code == 302, field_errors(response)
     page = dashboard.get("/dashboard/branding/").content.decode()
     assert "Branding saved" in page and 'value="Acme Arcade"' in page and 'id="current-logo"' in page
+    assert '<label for="id_privacy_notice_url">Privacy notice URL</label>' in page
 
     visitor = open_flow(api)
     consent = visitor.client.get("/flow/").content.decode()

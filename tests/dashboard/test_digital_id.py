@@ -49,6 +49,6 @@ def test_the_usage_panel_counts_approvals_by_method(dashboard, onboarded):
 
     page = dashboard.get("/dashboard/").content.decode()
     methods = page.split('id="usage-methods"', 1)[1].split("</p>", 1)[0]
-    assert '<span data-method="digital_id">digital ID 2</span>' in methods
-    assert '<span data-method="age_estimation">age estimation 1</span>' in methods
-    assert '<span data-method="document">document 0</span>' in methods
+    assert '<span data-method="digital_id">Digital ID 2</span>' in methods
+    assert '<span data-method="age_estimation">Face 1</span>' in methods
+    assert '<span data-method="document">Document 0</span>' in methods

@@ -165,3 +165,11 @@ def test_the_read_only_session_and_delivery_pages_cannot_delete(operator, api, o
 
     assert VerificationSession.objects.filter(pk=session_id).exists()
     assert WebhookDelivery.objects.filter(pk=delivery.pk).exists()
+
+
+def test_the_operators_admin_names_age_passes_in_the_plural(operator):
+    index = operator.get("/admin/").content.decode()
+    listing = operator.get("/admin/age_passes/agepass/").content.decode()
+
+    assert ">Age passes<" in index and ">Age pass policies<" in index
+    assert "Age passs" not in index + listing and "Age passes" in listing

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver
 
+from age_passes.models import AgePassPolicy
 from dashboard.models import AuditLogEntry
 from dashboard.sites import dashboard_site
 from tenants.models import ApiKey, Membership, PublishableKey, Tenant, TenantBranding
@@ -74,6 +75,7 @@ def actions(world) -> dict[str, tuple[str, dict]]:
             "/dashboard/branding/",
             {"display_name": "Hijacked", "accent_color": "", "privacy_notice_url": ""},
         ),
+        "age_pass_policy": ("/dashboard/age-passes/", {"accept_passes": "on", "minimum_method": "face"}),
         "session_redact": (f"/dashboard/sessions/{world['session_id']}/redact/", {"confirm": "erase"}),
         "team": ("/dashboard/team/", {"email": "x@partner.test", "role": "viewer"}),
         "member_role": (f"/dashboard/team/members/{world['membership_id']}/role/", {"role": "viewer"}),
@@ -100,6 +102,7 @@ def snapshot(tenant):
         "secrets": (tenant.webhook_secret, tenant.test_webhook_secret, tenant.webhook_extra_events),
         "deliveries": WebhookDelivery.objects.count(),
         "branding": TenantBranding.objects.filter(tenant=tenant).exists(),
+        "age_pass_policy": AgePassPolicy.objects.filter(tenant=tenant).exists(),
         "members": list(Membership.objects.filter(tenant=tenant).values_list("pk", "role")),
         "redacted": tenant.sessions.filter(redacted_at__isnull=False).count(),
         "audit": AuditLogEntry.objects.count(),
@@ -136,22 +139,23 @@ def test_a_viewer_can_do_none_of_the_actions_by_direct_request_and_sees_no_secre
         assert viewer.get(url).status_code == 403, url
 
 
-def test_a_developer_manages_keys_and_webhooks_but_not_the_team_branding_or_redaction(onboarded, world):
+def test_a_developer_manages_keys_and_webhooks_but_not_the_team_branding_pass_policy_or_redaction(onboarded, world):
     developer = signed_in(onboarded.tenant, "developer")
     tenant = Tenant.objects.get(pk=onboarded.tenant.pk)
 
     revealed = developer.post("/dashboard/webhooks/secret/reveal/", {"mode": "live"})
     assert revealed.status_code == 200 and tenant.webhook_secret in revealed.content.decode()
     assert developer.post("/dashboard/keys/generate/", {"mode": "test", "label": "ci"}).status_code == 200
-    for name in ("team", "member_role", "member_remove", "branding", "session_redact"):
+    for name in ("team", "member_role", "member_remove", "branding", "age_pass_policy", "session_redact"):
         url, data = actions(world)[name]
         assert developer.post(url, data).status_code == 403, name
 
 
-def test_an_admin_may_change_the_branding_and_redact(onboarded, world):
+def test_an_admin_may_change_the_branding_and_pass_policy_and_redact(onboarded, world):
     admin = signed_in(onboarded.tenant, "admin")
-    url, data = actions(world)["branding"]
-    assert admin.post(url, data).status_code == 302
+    for name in ("branding", "age_pass_policy"):
+        url, data = actions(world)[name]
+        assert admin.post(url, data).status_code == 302, name
     url, data = actions(world)["session_redact"]
     assert admin.post(url, data).status_code == 302
     assert onboarded.tenant.sessions.get(pk=world["session_id"]).redacted_at is not None

@@ -1,4 +1,5 @@
-""" "Send test webhook" with an opt-in event: the OpenAPI example of that event, signed, throttled like webhook.test."""
+""" "Send test webhook" with any event the service sends: the OpenAPI example of that event, signed, throttled like
+webhook.test."""
 
 import json
 
@@ -12,6 +13,8 @@ from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 
 OPT_IN_EVENTS = ["verification.started", "verification.requires_input", "verification.redacted"]
+# Every event the service sends, as the OpenAPI document's `webhooks` lists them (webhook.test is the dashboard's).
+SAMPLE_EVENTS = ["verification.completed", *OPT_IN_EVENTS]
 
 
 @pytest.fixture
@@ -23,9 +26,9 @@ def send(dashboard, mode, event):
     return dashboard.post("/dashboard/webhooks/test/", {"mode": mode, "event": event}, follow=True)
 
 
-@pytest.mark.parametrize("event", OPT_IN_EVENTS)
+@pytest.mark.parametrize("event", SAMPLE_EVENTS)
 @pytest.mark.parametrize("mode", ["test", "live"])
-def test_an_opt_in_event_is_sent_as_its_documented_example_signed_with_the_modes_secret(
+def test_each_event_is_sent_as_its_documented_example_signed_with_the_modes_secret(
     dashboard, onboarded, receiver, openapi, staff_user, event, mode
 ):
     dashboard.post("/dashboard/webhooks/address/", {"mode": mode, "url": receiver.url("/hooks")})
@@ -67,8 +70,8 @@ def test_samples_and_webhook_test_share_the_per_tenant_throttle(dashboard, onboa
     assert "Too many test webhooks" in pages[-1]
 
 
-@pytest.mark.parametrize("event", ["verification.completed", "session.deleted", ""])
-def test_only_webhook_test_and_the_opt_in_events_can_be_sent(dashboard, onboarded, receiver, event):
+@pytest.mark.parametrize("event", ["session.deleted", "verification.Completed", ""])
+def test_only_webhook_test_and_the_documented_events_can_be_sent(dashboard, onboarded, receiver, event):
     dashboard.post("/dashboard/webhooks/address/", {"mode": "live", "url": receiver.url()})
 
     page = send(dashboard, "live", event).content.decode()
@@ -76,11 +79,14 @@ def test_only_webhook_test_and_the_opt_in_events_can_be_sent(dashboard, onboarde
     if event == "":  # the form without a choice: webhook.test, as before
         assert WebhookDelivery.objects.get().event_type == "webhook.test"
     else:
-        assert "Choose a test event among: webhook.test, verification.started" in page
+        assert "Choose a test event among: webhook.test, verification.completed, verification.started" in page
         assert not WebhookDelivery.objects.exists()
 
 
-def test_the_webhooks_page_offers_each_sendable_event(dashboard, onboarded):
+def test_the_webhooks_page_offers_every_event_the_service_documents(dashboard, onboarded, openapi):
     page = dashboard.get("/dashboard/webhooks/").content.decode()
-    form = page.split('id="test-event-live"')[1].split("</select>")[0]
-    assert [option.split('"')[0] for option in form.split('value="')[1:]] == ["webhook.test", *OPT_IN_EVENTS]
+    for mode in ("live", "test"):
+        form = page.split(f'id="test-event-{mode}"')[1].split("</select>")[0]
+        offered = [option.split('"')[0] for option in form.split('value="')[1:]]
+        assert offered == ["webhook.test", *SAMPLE_EVENTS]
+        assert sorted(offered) == sorted(openapi["webhooks"])

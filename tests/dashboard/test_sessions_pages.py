@@ -144,3 +144,80 @@ def test_the_detail_page_shows_the_liveness_signals_that_fired(dashboard, onboar
 
     signals = page.split('data-field="signals">', 1)[1].split("</dd>", 1)[0]
     assert re.findall(r">(\w+)</span>", signals) == fired
+
+
+def test_an_age_pass_approval_says_in_words_how_the_pass_was_proved(dashboard, onboarded, sandbox_api):
+    session = sandbox_api.create_session(age_limit=18)
+    sandbox_api.post(f"/v1/test/sessions/{session['sessionId']}/advance", {"to": "approved", "reason": "age_pass"})
+
+    page = dashboard.get(f"/dashboard/sessions/{session['sessionId']}/").content.decode()
+
+    age_pass = page.split('id="age-pass-result"', 1)[1].split("</dl>", 1)[0]
+    assert 'data-field="method">Identity document<' in age_pass
+
+
+def _document_attempt(session_id: str, decision) -> None:
+    """A document sent, and the analysis writing `decision` on it as sessions_api.analysis does."""
+    from sessions_api.analysis import RETAKE_CAUSE_PREFIX
+    from sessions_api.state_machine import session_transition
+    from sessions_api.submission import CAUSE_DOCUMENT_SUBMITTED
+
+    session_transition(
+        session_id=session_id, to="processing", expected_from=("requires_doc",), cause=CAUSE_DOCUMENT_SUBMITTED
+    )
+    session_transition(
+        session_id=session_id,
+        to=decision.to_status,
+        reason=decision.reason,
+        cause=RETAKE_CAUSE_PREFIX + decision.retake_message if decision.is_retake else "document analysed",
+        expected_from=("processing",),
+        results=decision.results,
+        count_attempt=True,
+        message=decision.retake_message or "",
+    )
+
+
+def _attempt_rows(page: str) -> list[str]:
+    table = page.split('id="attempts-table"', 1)[1].split("</table>", 1)[0]
+    return [html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row))).strip() for row in table.split("<tr")[2:]]
+
+
+def test_each_document_attempt_shows_what_was_found_and_what_failed_until_redacted(
+    dashboard, onboarded, api, staff_user
+):
+    from checks.results import DocumentData, HolderMatch, Liveness
+    from dashboard.services import Actor, dashboard_session_redact
+    from sessions_api.decision import Presence, decide_document
+    from sessions_api.models import VerificationSession
+    from sessions_api.submission import document_path_choose
+
+    session_id = api.create_session(age_limit=18)["sessionId"]
+    document_path_choose(session=VerificationSession.objects.get(pk=session_id))
+    today = timezone.now().date()
+    passport = DocumentData("mrz_td3", today - timedelta(days=30 * 365), today + timedelta(days=4 * 365), True, None)
+    unreadable = DocumentData("mrz_td1", passport.birthdate, None, checks_valid=False, problem="check digit")
+    live = Liveness(is_live=True, liveness_score=0.93)
+    for attempt, (document, holder) in enumerate(
+        [(unreadable, None), (passport, None), (passport, HolderMatch(0.21, False))]
+    ):
+        decision = decide_document(
+            document, age_limit=18, today=today, attempts_so_far=attempt, presence=Presence(live, holder)
+        )
+        _document_attempt(session_id, decision)
+
+    rows = _attempt_rows(dashboard.get(f"/dashboard/sessions/{session_id}/").content.decode())
+
+    assert len(rows) == 3
+    assert "Failed check: check digits of the machine-readable lines" in rows[0]
+    assert "Failed check: holder match with the document's photo" in rows[1]
+    assert "Denied: Document holder not matched" in rows[2]
+    assert "Document: Passport (TD3 machine-readable zone)" in rows[2]
+    assert "Machine-readable lines: check digits and printed dates agree" in rows[2]
+    assert f"Expiry: valid until {passport.expiry_date:%Y-%m-%d}" in rows[2]
+    assert "Holder: live (liveness checked), not matched with the document's photo (score 0.21)" in rows[2]
+
+    dashboard_session_redact(tenant=onboarded.tenant, actor=Actor(user=staff_user), session_id=session_id)
+    redacted = _attempt_rows(dashboard.get(f"/dashboard/sessions/{session_id}/").content.decode())
+
+    assert len(redacted) == 3 and "Denied: Document holder not matched" in redacted[2]
+    assert not any(word in " ".join(redacted) for word in ("Failed check", "Passport", "0.21", "Expiry", "Holder:"))

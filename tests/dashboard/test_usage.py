@@ -53,3 +53,14 @@ def test_with_no_finished_session_the_rate_is_a_dash_not_zero(dashboard, onboard
 
 def test_chart_steps_are_round_numbers():
     assert [nice_step(n) for n in (1, 4, 5, 9, 23, 180, 1000)] == [1, 1, 2, 5, 10, 50, 500]
+
+
+def test_the_usage_panel_names_each_method_in_words(dashboard, onboarded, sandbox_api):
+    session = sandbox_api.create_session(age_limit=18)
+    sandbox_api.post(f"/v1/test/sessions/{session['sessionId']}/advance", {"to": "approved", "reason": "age_pass"})
+
+    page = dashboard.get("/dashboard/?usage=test").content.decode()
+
+    methods = page.split('id="usage-methods"', 1)[1].split("</p>", 1)[0]
+    shown = re.sub(r"<[^>]+>", "", methods).split(":", 1)[1].split()
+    assert " ".join(shown) == "Face 0 · Document 0 · Digital ID 0 · Age pass 1"

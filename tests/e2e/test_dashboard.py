@@ -157,9 +157,9 @@ def test_a_denied_sessions_page_shows_each_document_attempt_to_the_second(consol
     ]
     for index, (outcome, detail) in enumerate(
         [
-            ("Asked again", MESSAGE_DOCUMENT_UNREADABLE),
-            ("Asked again", MESSAGE_DOCUMENT_EXPIRED),
-            ("Denied: Document invalid", "document analysed"),
+            ("Asked again", f"{MESSAGE_DOCUMENT_UNREADABLE} Failed check: check digits of the machine-readable lines"),
+            ("Asked again", f"{MESSAGE_DOCUMENT_EXPIRED} Failed check: expiry date (the document has expired)"),
+            ("Denied: Document invalid", "document analysed"),  # nothing stored says which check failed
         ]
     ):
         cells = rows.nth(index).locator("th, td")

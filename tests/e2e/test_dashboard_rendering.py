@@ -6,12 +6,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tenants.services import api_key_touch, membership_add
+from sessions_api.state_machine import OPTIONAL_EVENTS
+from tenants.services import api_key_touch, membership_add, publishable_key_generate
 from tests.factories import UserFactory, delivery_with_attempt, finished_session
 
 pytestmark = pytest.mark.e2e
 
 PASSWORD = "correct horse battery staple"
+ORIGIN = "https://shop.partner-with-a-long-name.example.com"
 
 
 @pytest.fixture
@@ -131,6 +133,7 @@ def test_the_webhooks_page_does_not_scroll_sideways_on_a_phone(browser, live_bas
     page.get_by_label("Default address: live events").fill("https://hooks.partner.example.com/ageverify/webhooks/live")
     page.locator("#webhook-address-live").get_by_role("button", name="Save address").click()
     expect(page.locator(".messagelist")).to_be_visible()
+    page.goto(f"{live_base_url}/dashboard/webhooks/")
     page.locator("#signing-secret-live").get_by_role("button", name="Reveal").click()
     expect(page.locator("#webhook-secret")).to_be_visible()
     page.locator(".av-delivery summary .av-badge").first.click()  # a delivery's attempts, opened
@@ -139,4 +142,76 @@ def test_the_webhooks_page_does_not_scroll_sideways_on_a_phone(browser, live_bas
 
     sideways = _sideways(page)
     assert sideways["overflow"] <= 0, sideways  # scrollWidth <= clientWidth; what sticks out, to find why
+    page.context.close()
+
+
+# Every page a member reaches from the navigation, and the pages one click further (a session, a confirmation).
+PHONE_PAGES = {
+    "Home": "/dashboard/",
+    "Sessions": "/dashboard/sessions/",
+    "Session": "/dashboard/sessions/{session}/",
+    "Funnel": "/dashboard/funnel/",
+    "SDK keys": "/dashboard/sdk/",
+    "Webhooks": "/dashboard/webhooks/",
+    "Rotate signing secret": "/dashboard/webhooks/secret/rotate/?mode=test",
+    "Branding": "/dashboard/branding/",
+    "Age passes": "/dashboard/age-passes/",
+    "Team": "/dashboard/team/",
+    "Audit log": "/dashboard/audit-log/",
+}
+
+
+def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_base_url, staff, onboarded):
+    from dashboard.services import (
+        TEST_EVENTS,
+        Actor,
+        dashboard_webhook_address_set,
+        dashboard_webhook_events_set,
+        dashboard_webhook_test_send,
+    )
+
+    session, _ = delivery_with_attempt(onboarded.tenant)
+    publishable_key_generate(tenant=onboarded.tenant, mode="live", label="Checkout page", allowed_origins=[ORIGIN])
+    actor = Actor(user=staff, ip_address="203.0.113.7")
+    for mode in ("live", "test"):  # long addresses, every optional event: the Webhooks page at its fullest
+        address = f"https://hooks.partner-with-a-long-name.example.com/ageverify/webhooks/{mode}/receiver"
+        dashboard_webhook_address_set(tenant=onboarded.tenant, actor=actor, mode=mode, url=address)
+        dashboard_webhook_events_set(tenant=onboarded.tenant, actor=actor, mode=mode, events=list(OPTIONAL_EVENTS))
+        for event in TEST_EVENTS:  # a delivery of each event, its name in the list
+            dashboard_webhook_test_send(tenant=onboarded.tenant, actor=actor, mode=mode, url=address, event=event)
+    # A plain 390x844 viewport: a phone's emulation would zoom a too-wide page out to fit and hide the overflow.
+    page = signed_in(browser, live_base_url, 390, 844)
+
+    sideways = {}
+    for title, path in PHONE_PAGES.items():
+        page.goto(live_base_url + path.format(session=session.pk))
+        expect(page).to_have_title(re.compile(f"^{title}"))
+        width = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+        if width[0] > width[1] or width[1] != 390:
+            sideways[title] = (width, _sideways(page)["outside"])
+    # The Webhooks page once more with what its buttons open: a revealed secret, a delivery's attempts.
+    page.goto(f"{live_base_url}/dashboard/webhooks/")
+    page.locator("#signing-secret-live").get_by_role("button", name="Reveal").click()
+    expect(page.locator("#webhook-secret")).to_be_visible()
+    page.locator(".av-delivery summary .av-badge").first.click()
+    expect(page.locator(".av-delivery[open] table")).to_be_visible()
+    if page.evaluate("document.scrollingElement.scrollWidth > window.innerWidth"):
+        sideways["Webhooks, opened"] = _sideways(page)["outside"]
+    assert sideways == {}
+    page.context.close()
+
+
+@pytest.mark.parametrize("path", ["/dashboard/branding/", "/dashboard/age-passes/"])
+def test_every_field_of_a_settings_form_stays_inside_its_cards_padding(browser, live_base_url, staff, path):
+    page = signed_in(browser, live_base_url, 1280)
+    page.goto(live_base_url + path)
+
+    outside = page.evaluate(
+        """() => [...document.querySelectorAll('.av-card input, .av-card select')].filter((field) => {
+            const card = field.closest('.av-card'), style = getComputedStyle(card), box = field.getBoundingClientRect();
+            const right = card.getBoundingClientRect().right - parseFloat(style.paddingRight);  // its content's edge
+            return box.width > 0 && box.right > right + 1;
+        }).map((field) => field.name)"""
+    )
+    assert outside == []
     page.context.close()

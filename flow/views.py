@@ -19,6 +19,9 @@ Decisions worth knowing:
     capture's face, kept sealed until the session ends (sessions_api.evidence, docs/adult-path.md). After a
     document attempt, the retake asks only for the half of the holder check that failed: the document's
     picture, or the head turns. Consent, document and result pages say which of these happens.
+  * The user whose selfie attempts run out (not live, or no usable picture) is not turned away: the session
+    goes to the document step, whose page says why and offers the digital ID too where the tenant enables it.
+    A retake page turns the camera back on by itself where the browser says it may, so trying again is one tap.
   * Test-mode (sandbox) sessions never see a camera page: consent leads to outcome buttons that
     call the same service as POST /v1/test/sessions/{id}/advance.
 """
@@ -261,6 +264,10 @@ def _document_page(request, session, *, error=None, status=200):
             attempt=session.document_attempts + 1,
             max_attempts=MAX_ATTEMPTS,
             after_selfie=session.document_attempts == 0 and session_face_estimated(session),
+            # The selfie's attempts ran out (not live, or no usable picture): this step is the way left.
+            selfie_attempts_used=session.document_attempts == 0
+            and session.selfie_attempts >= MAX_ATTEMPTS
+            and not session_face_estimated(session),
             **_with_digital_id(session),
             presence=presence,
             picture_needed=picture_needed,

@@ -166,8 +166,10 @@ def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: d
         return
     decision = _selfie_decision(session, liveness, age)
     evidence = None
-    if decision.to_status == Status.REQUIRES_DOC and session_presence_required(session):
-        # The face was not enough: the document step compares its portrait with this capture's face.
+    face_not_enough = decision.results is not None and decision.results.age_estimation is not None
+    if decision.to_status == Status.REQUIRES_DOC and face_not_enough and session_presence_required(session):
+        # The face was not enough: the document step compares its portrait with this capture's face (a selfie
+        # whose attempts ran out leads there too, but its capture is no evidence of anything).
         evidence = Evidence(live_face=_live_face(frontal, liveness))
     _apply(session, decision, evidence=evidence)
 

@@ -4,7 +4,9 @@
 rule in force (for a face: the calibrated policy made stricter by the tenant, see
 sessions_api.age_assurance.policy), and return a `Decision`: the status to move to, the reason, the message to show
 on a retake, and the numbers to store. Every failed or unusable attempt counts; the attempt that
-reaches `max_attempts` ends the session instead of asking again.
+reaches `max_attempts` stops asking again: a document's last attempt ends the session, a selfie's leads to
+the document step (docs/contract.md), where the document, and the digital ID where the tenant offers it,
+may still prove the age.
 """
 
 from __future__ import annotations
@@ -67,13 +69,15 @@ def decide_selfie(
     `attempts_so_far` counts the earlier selfie attempts of the session, so this one is number
     `attempts_so_far + 1`. A face never denies a session on its own: a young-looking face, or an
     uncertain estimate, leads to the document step, and so does any face where the rule's face path is off.
+    Nor does a selfie that failed: after the last attempt the document step is the way left (the result of a
+    failed liveness check is kept, as the API shows it).
     """
     last_attempt = attempts_so_far + 1 >= max_attempts
     if isinstance(liveness, Retake):
         return _selfie_retake(liveness.message, last_attempt)
     if not liveness.is_live:
         if last_attempt:
-            return Decision(Status.DENIED, Reason.LIVENESS_FAILED, results=Results(liveness=_liveness_result(liveness)))
+            return Decision(Status.REQUIRES_DOC, results=Results(liveness=_liveness_result(liveness)))
         return Decision(Status.INITIATED, retake_message=MESSAGE_NOT_LIVE)
     if age is None or isinstance(age, Retake):
         message = age.message if isinstance(age, Retake) else "We could not analyse the picture. Try again."
@@ -86,7 +90,7 @@ def decide_selfie(
 
 def _selfie_retake(message: str, last_attempt: bool) -> Decision:
     if last_attempt:
-        return Decision(Status.DENIED, Reason.ATTEMPTS_EXCEEDED)
+        return Decision(Status.REQUIRES_DOC)
     return Decision(Status.INITIATED, retake_message=message)
 
 

@@ -31,7 +31,8 @@ GUIDE: dict[str, ReasonGuide] = {
     ),
     Reason.LIVENESS_FAILED: ReasonGuide(
         Status.DENIED,
-        "The selfie did not show a live person following the head-turn challenge.",
+        "The head turns did not show a live person following the challenge, on the document step's last "
+        "attempt (a user whose three selfies were not live is offered the document step first).",
         "Do not grant access; the user may start a new session (a new attempt is a new session).",
     ),
     Reason.DOCUMENT_INVALID: ReasonGuide(
@@ -69,8 +70,8 @@ GUIDE: dict[str, ReasonGuide] = {
     ),
     Reason.ATTEMPTS_EXCEEDED: ReasonGuide(
         Status.DENIED,
-        "Three attempts at one step gave nothing usable (no face, unreadable document), "
-        "or too many uploads were refused.",
+        "Three attempts at the document step gave nothing usable (no face, unreadable document), "
+        "or too many uploads were refused (three selfies that gave nothing lead to the document step).",
         "Do not grant access; the user may try again later in a new session, with better light.",
     ),
     Reason.CANCELLED: ReasonGuide(

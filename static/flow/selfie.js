@@ -7,7 +7,8 @@
    time, in ms since Start, at which it took each frame; checks.liveness holds the frames to both.
    The server also issues a screen colour per frame ([data-flash]): from just after the frame before, the page
    fills the screen around the camera panel with that colour, so the face reflects it when the frame is taken,
-   and records the colour it showed ("colors" in the capture record); checks.flash holds the skin to it. */
+   and records the colour it showed ("colors" in the capture record); checks.flash holds the skin to it.
+   On a retake ([data-camera-again]) the camera comes back on by itself where the permission stands. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-selfie]");
@@ -66,7 +67,7 @@
     fallback.open = true;
   }
 
-  onButton.addEventListener("click", function () {
+  function cameraOn() {
     onButton.disabled = true;
     status.textContent = AvText("cameraStarting");
     AvCamera.start(video, "user", 640, 480).then(function (stream) {
@@ -80,7 +81,18 @@
       onButton.disabled = false;
       failed(AvCamera.explain(error) + " " + AvText(onDocumentPage ? "headTurnsCameraFailed" : "selfieCameraFailed"));
     });
-  });
+  }
+
+  onButton.addEventListener("click", cameraOn);
+
+  // A retake: the camera the user turned on for the attempt before comes back on by itself, so trying again is
+  // one tap (Start). Only where the browser says the permission stands, so no prompt appears unasked; elsewhere
+  // (a browser that cannot say, a permission not kept) the button stays.
+  if (root.hasAttribute("data-camera-again") && documentReady && navigator.permissions && navigator.permissions.query) {
+    navigator.permissions.query({ name: "camera" }).then(function (permission) {
+      if (permission.state === "granted" && !onButton.hidden && !onButton.disabled) { cameraOn(); }
+    }, function () {});
+  }
 
   function duration(index) { return durations[index] > 0 ? durations[index] : DEFAULT_STEP_MS; }
 

@@ -18,6 +18,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from checks.digital_id.sandbox_wallet import issuer_create
+from checks.digital_id.trust import EU_AGE_ATTESTATION
+from sessions_api.trust_anchors import trust_anchors_replace
+from tenants.models import Tenant
 from tests.support.camera import SCRIPTED_CAMERA_JS
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to run
@@ -141,6 +145,15 @@ def partner(live_base_url, onboarded):
 def live_partner(live_base_url, onboarded):
     """The onboarded tenant's backend with its live key."""
     yield from _partner(live_base_url, onboarded.live_key)
+
+
+@pytest.fixture
+def wallet_ready(onboarded):
+    """The onboarded tenant offers the digital ID, trusting a test issuer (returned) for EU age attestations."""
+    issuer = issuer_create(name="Utopia AV issuer", country="UT")
+    trust_anchors_replace(source="pem:utopia", issuers=[(issuer.root, [EU_AGE_ATTESTATION])], sandbox=False)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    return issuer
 
 
 @pytest.fixture(autouse=True)

@@ -11,21 +11,12 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from checks.digital_id.request import PROTOCOL_OPENID4VP
-from checks.digital_id.sandbox_wallet import issuer_create, wallet_present
+from checks.digital_id.sandbox_wallet import wallet_present
 from checks.digital_id.trust import EU_AGE_ATTESTATION
 from sessions_api.models import VerificationSession
-from sessions_api.trust_anchors import trust_anchors_replace
 from tenants.models import Tenant
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def wallet_ready(onboarded):
-    issuer = issuer_create(name="Utopia AV issuer", country="UT")
-    trust_anchors_replace(source="pem:utopia", issuers=[(issuer.root, [EU_AGE_ATTESTATION])], sandbox=False)
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
-    return issuer
 
 
 def _open(page, created) -> dict:

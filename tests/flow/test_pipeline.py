@@ -107,7 +107,9 @@ def test_a_selfie_without_a_face_is_retaken_and_the_attempt_counted(api, celery_
     assert image_files(image_dirs) == []
 
 
-def test_the_third_failed_liveness_attempt_denies_as_liveness_failed(api, celery_worker):
+def test_the_third_failed_liveness_attempt_leads_to_the_document_step_without_the_wallet_unless_enabled(
+    api, celery_worker
+):
     visitor = open_flow(api, cancel_url="https://shop.example.com/cancel")
 
     for attempt in range(1, 4):
@@ -117,11 +119,13 @@ def test_the_third_failed_liveness_attempt_denies_as_liveness_failed(api, celery
         assert session.selfie_attempts == attempt
 
     body = api.get(f"/v1/sessions/{visitor.session_id}").json()
-    assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "liveness_failed")
+    assert (body["session"]["status"], body["session"]["reason"]) == ("requires_doc", None)
     assert body["liveness"]["isLive"] is False and body["liveness"]["livenessScore"] < 0.5
     assert body["ageEstimation"] is None
-    result = visitor.client.get("/flow/result").content.decode()
-    assert "could not confirm that a live person" in result
+    assert visitor.client.get("/flow/selfie")["Location"] == "/flow/document"  # no fourth selfie
+    page = visitor.client.get("/flow/document").content.decode()
+    assert "We could not confirm your age from a selfie after 3 attempts" in page
+    assert 'name="document"' in page and "data-digital-id" not in page  # this tenant has no digital ID
 
 
 def test_a_live_adult_is_approved_by_age_estimation_and_no_image_is_kept(

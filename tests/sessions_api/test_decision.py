@@ -120,11 +120,12 @@ def test_failed_liveness_before_the_third_attempt_asks_for_a_retake(attempts_so_
     assert decision.results is None
 
 
-def test_third_failed_liveness_attempt_denies_as_liveness_failed_and_stores_the_score():
+def test_third_failed_liveness_attempt_leads_to_the_document_step_and_stores_the_score():
     decision = selfie(NOT_LIVE, None, attempts_so_far=2)
 
-    assert (decision.to_status, decision.reason) == ("denied", "liveness_failed")
+    assert (decision.to_status, decision.reason) == ("requires_doc", "")
     assert decision.results.liveness == {"is_live": False, "liveness_score": 0.21, "signals": []}
+    assert decision.results.age_estimation is None
     assert not decision.is_retake
 
 
@@ -141,15 +142,16 @@ def test_an_unusable_selfie_is_a_retake_carrying_the_checks_message():
     assert decision.retake_message == "We could not find a face."
 
 
-def test_the_third_unusable_selfie_denies_as_attempts_exceeded():
+def test_the_third_unusable_selfie_leads_to_the_document_step():
     decision = selfie(Retake("We could not find a face."), None, attempts_so_far=2)
 
-    assert (decision.to_status, decision.reason) == ("denied", "attempts_exceeded")
+    assert (decision.to_status, decision.reason, decision.results) == ("requires_doc", "", None)
+    assert not decision.is_retake
 
 
 def test_an_age_retake_after_passing_liveness_counts_as_an_attempt():
     assert selfie(LIVE, Retake("Two faces."), attempts_so_far=0).retake_message == "Two faces."
-    assert selfie(LIVE, Retake("Two faces."), attempts_so_far=2).reason == "attempts_exceeded"
+    assert selfie(LIVE, Retake("Two faces."), attempts_so_far=2).to_status == "requires_doc"
 
 
 def test_a_passing_selfie_on_the_last_attempt_is_still_decided_on_its_merits():

@@ -128,13 +128,18 @@ class _Alive:
         client.set(_ALIVE_PREFIX + self.name, 1, ex=ALIVE_SECONDS)
 
     def _keep(self) -> None:
+        failing = False
         while True:
             time.sleep(_ALIVE_REFRESH)
             try:
                 self.refresh(_redis_client())
             except Exception as error:  # noqa: BLE001 - the thread must outlive any failure; its drains may then
-                # be dropped meanwhile, and a few more run at once
-                logger.warning("webhook drains' process key not refreshed: %s", error)
+                # be dropped meanwhile, and a few more run at once. Said once per outage, not every second.
+                if not failing:
+                    logger.warning("webhook drains' process key not refreshed: %s", error)
+                failing = True
+            else:
+                failing = False
 
 
 _alive = _Alive()

@@ -198,7 +198,7 @@ def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
         return None
     if descriptor is None:
         return None
-    return LiveFace(tuple(float(value) for value in descriptor.values), float(liveness.liveness_score))
+    return LiveFace(descriptor.numbers(), float(liveness.liveness_score))
 
 
 def document_analyse(
@@ -301,8 +301,6 @@ def _presence_check(
     selfie's do, with their capture record, or the passed capture kept) and, for a document that passes its
     own checks, its portrait (read from the pictures, or kept); then the match. Returns it with the halves
     that passed, to keep on a retake."""
-    import numpy as np
-
     from checks.face_match import MESSAGE_NO_LIVE_FACE, MESSAGE_NO_PORTRAIT, FaceDescriptor, compare, document_portrait
     from checks.liveness import frontal_frames
     from checks.results import Liveness, Retake
@@ -321,7 +319,7 @@ def _presence_check(
     if document_accepted(document, today=today):
         if image is not None:
             found = document_portrait([image] + ([back] if back else []))
-            portrait = tuple(float(value) for value in found.values) if found is not None else None
+            portrait = found.numbers() if found is not None else None
         else:
             portrait = kept.document.portrait
         if portrait is not None:
@@ -340,7 +338,14 @@ def _presence_check(
     elif live_face is None:
         holder = Retake(MESSAGE_NO_LIVE_FACE)
     else:
-        holder = compare(
-            FaceDescriptor(np.asarray(live_face.descriptor)), FaceDescriptor(np.asarray(kept_document.portrait))
+        live, portrait = (
+            FaceDescriptor.from_numbers(live_face.descriptor),
+            FaceDescriptor.from_numbers(kept_document.portrait),
         )
+        if live is None:  # kept by an earlier version, without the face's age: the head turns again
+            holder = Retake(MESSAGE_NO_LIVE_FACE)
+        elif portrait is None:
+            holder = Retake(MESSAGE_NO_PORTRAIT)
+        else:
+            holder = compare(live, portrait)
     return Presence(liveness=liveness, holder=holder), halves

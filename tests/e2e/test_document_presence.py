@@ -13,6 +13,7 @@ import datetime
 import pytest
 from playwright.sync_api import expect
 
+from checks.face_match import MATCH_THRESHOLD
 from tenants.models import Tenant
 from tests.e2e.test_live_flow import (
     ANALYSIS_TIMEOUT_MS,
@@ -99,7 +100,10 @@ def test_an_expired_passport_asks_for_another_and_a_valid_one_whose_portrait_is_
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "document")
     assert body["validateDoc"]["trueAge"] == 30 and body["validateDoc"]["livenessChecked"] is True
-    assert body["validateDoc"]["holderMatch"]["passed"] is True and body["validateDoc"]["holderMatch"]["score"] > 0.55
+    assert (
+        body["validateDoc"]["holderMatch"]["passed"] is True
+        and body["validateDoc"]["holderMatch"]["score"] >= MATCH_THRESHOLD
+    )
     assert body["liveness"]["isLive"] is True and body["liveness"]["signals"] == []
 
 
@@ -140,7 +144,10 @@ def test_the_same_page_with_another_persons_live_face_ends_document_mismatch(
     screenshot(page, "doc-04-another-face-document-mismatch")
     body = finished(live_partner, created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("denied", "document_mismatch")
-    assert body["validateDoc"]["holderMatch"]["passed"] is False and body["validateDoc"]["holderMatch"]["score"] < 0.55
+    assert (
+        body["validateDoc"]["holderMatch"]["passed"] is False
+        and body["validateDoc"]["holderMatch"]["score"] < MATCH_THRESHOLD
+    )
     assert body["liveness"]["isLive"] is True
 
 

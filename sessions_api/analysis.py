@@ -112,7 +112,7 @@ def _apply_once(session: VerificationSession, decision: Decision, *, evidence: E
                 cause=cause,
                 expected_from=(Status.PROCESSING,),
                 results=decision.results,
-                count_attempt=True,
+                count_attempt=decision.counts_attempt,
                 message=decision.retake_message or "",
             )
             if evidence is not None:
@@ -301,7 +301,14 @@ def _presence_check(
     selfie's do, with their capture record, or the passed capture kept) and, for a document that passes its
     own checks, its portrait (read from the pictures, or kept); then the match. Returns it with the halves
     that passed, to keep on a retake."""
-    from checks.face_match import MESSAGE_NO_LIVE_FACE, MESSAGE_NO_PORTRAIT, FaceDescriptor, compare, document_portrait
+    from checks.face_match import (
+        MESSAGE_NO_LIVE_FACE,
+        MESSAGE_NO_PORTRAIT,
+        FaceDescriptor,
+        compare,
+        document_portrait,
+        portrait_problem,
+    )
     from checks.liveness import frontal_frames
     from checks.results import Liveness, Retake
 
@@ -315,11 +322,12 @@ def _presence_check(
         liveness, live_face = Liveness(is_live=True, liveness_score=kept.live_face.liveness_score), kept.live_face
     else:
         liveness = Retake(MESSAGE_HEAD_TURNS_MISSING)
-    kept_document = None
+    kept_document, problem = None, None
     if document_accepted(document, today=today):
         if image is not None:
             found = document_portrait([image] + ([back] if back else []))
-            portrait = found.numbers() if found is not None else None
+            problem = portrait_problem(found) if found is not None else None
+            portrait = found.numbers() if found is not None and problem is None else None
         else:
             portrait = kept.document.portrait
         if portrait is not None:
@@ -334,7 +342,7 @@ def _presence_check(
     if isinstance(liveness, Retake) or not liveness.is_live:
         return Presence(liveness=liveness, holder=None), halves
     if kept_document is None:
-        holder = Retake(MESSAGE_NO_PORTRAIT)
+        holder = problem or Retake(MESSAGE_NO_PORTRAIT)
     elif live_face is None:
         holder = Retake(MESSAGE_NO_LIVE_FACE)
     else:

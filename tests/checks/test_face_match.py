@@ -4,11 +4,21 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from checks import face_match
-from checks.face_match import MATCH_THRESHOLD, FaceDescriptor, compare, live_descriptor, portrait_descriptor, score
-from tests.support.documents import mrz_card, td3_lines
+from checks.face_match import (
+    MATCH_THRESHOLD,
+    MESSAGE_PORTRAIT_BLURRED,
+    FaceDescriptor,
+    compare,
+    holder_match,
+    live_descriptor,
+    portrait_descriptor,
+    score,
+)
+from checks.results import HolderMatch, Retake
+from tests.support.documents import encode, mrz_card, td3_lines
 from tests.support.faces import astronaut_portrait, challenge_frames, hopper_portrait
 
 CHALLENGE = ["left", "right", "center"]
@@ -46,6 +56,18 @@ def test_at_the_same_distance_two_childrens_faces_score_lower_than_two_adults():
     adults = score(FaceDescriptor(one, 30.0), FaceDescriptor(other, 34.0))
     child_and_adult = score(FaceDescriptor(one, 9.0), FaceDescriptor(other, 34.0))
     assert child_and_adult < adults
+
+
+def test_a_portrait_too_blurred_to_match_is_sent_back_saying_why_without_spending_an_attempt(astronaut_page):
+    # Blurred this much the page's portrait no longer matches its own holder (research/holder_match).
+    blurred = encode(astronaut_page.filter(ImageFilter.GaussianBlur(6)))
+    result = holder_match(centre_frames("astronaut"), [blurred])
+    assert isinstance(result, Retake) and result.message == MESSAGE_PORTRAIT_BLURRED and not result.spends_attempt
+
+
+def test_a_slightly_blurred_portrait_is_still_compared_and_matched(astronaut_page):
+    result = holder_match(centre_frames("astronaut"), [encode(astronaut_page.filter(ImageFilter.GaussianBlur(3)))])
+    assert isinstance(result, HolderMatch) and result.matched
 
 
 def test_a_document_without_a_portrait_gives_no_face_to_match():

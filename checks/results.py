@@ -20,6 +20,8 @@ class Retake:
     """Not a decision: the picture could not be used and the user is asked to try again."""
 
     message: str  # user-facing, plain English marked with gettext_noop (translated where it is shown)
+    # False when no check was spent on the picture (nothing in it could have succeeded): not counted as an attempt.
+    spends_attempt: bool = True
 
 
 @dataclass(frozen=True)

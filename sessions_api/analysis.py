@@ -205,7 +205,7 @@ def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
         return None
     if descriptor is None:
         return None
-    return LiveFace(tuple(float(value) for value in descriptor.values), float(liveness.liveness_score))
+    return LiveFace(descriptor.numbers(), float(liveness.liveness_score))
 
 
 def document_analyse(
@@ -306,9 +306,14 @@ def _presence_check(
     selfie's do, with their capture record, or the passed capture kept) and, for a document that passes its
     own checks, its portrait (read from the pictures, or kept); then the match. Returns it with the halves
     that passed, to keep on a retake."""
-    import numpy as np
-
-    from checks.face_match import MESSAGE_NO_LIVE_FACE, MESSAGE_NO_PORTRAIT, FaceDescriptor, compare, document_portrait
+    from checks.face_match import (
+        MESSAGE_NO_LIVE_FACE,
+        MESSAGE_NO_PORTRAIT,
+        FaceDescriptor,
+        compare,
+        document_portrait,
+        portrait_problem,
+    )
     from checks.liveness import frontal_frames
     from checks.results import Liveness, Retake
 
@@ -322,11 +327,12 @@ def _presence_check(
         liveness, live_face = Liveness(is_live=True, liveness_score=kept.live_face.liveness_score), kept.live_face
     else:
         liveness = Retake(MESSAGE_HEAD_TURNS_MISSING)
-    kept_document = None
+    kept_document, problem = None, None
     if document_accepted(document, today=today):
         if image is not None:
             found = document_portrait([image] + ([back] if back else []))
-            portrait = tuple(float(value) for value in found.values) if found is not None else None
+            problem = portrait_problem(found) if found is not None else None
+            portrait = found.numbers() if found is not None and problem is None else None
         else:
             portrait = kept.document.portrait
         if portrait is not None:
@@ -341,13 +347,20 @@ def _presence_check(
     if isinstance(liveness, Retake) or not liveness.is_live:
         return Presence(liveness=liveness, holder=None), halves
     if kept_document is None:
-        holder = Retake(MESSAGE_NO_PORTRAIT)
+        holder = problem or Retake(MESSAGE_NO_PORTRAIT)
     elif live_face is None:
         holder = Retake(MESSAGE_NO_LIVE_FACE)
     else:
-        holder = compare(
-            FaceDescriptor(np.asarray(live_face.descriptor)), FaceDescriptor(np.asarray(kept_document.portrait))
+        live, portrait = (
+            FaceDescriptor.from_numbers(live_face.descriptor),
+            FaceDescriptor.from_numbers(kept_document.portrait),
         )
+        if live is None:  # kept by an earlier version, without the face's age: the head turns again
+            holder = Retake(MESSAGE_NO_LIVE_FACE)
+        elif portrait is None:
+            holder = Retake(MESSAGE_NO_PORTRAIT)
+        else:
+            holder = compare(live, portrait)
     return Presence(liveness=liveness, holder=holder), halves
 
 

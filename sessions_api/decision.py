@@ -37,7 +37,9 @@ class Decision:
     reason: str = ""
     retake_message: str | None = None  # set exactly when the user is asked to try again
     results: Results | None = None
-    counts_attempt: bool = True  # False: the service failed, not the user's picture, and it costs no attempt
+    # False: the attempt costs the user nothing: the service failed (an error, the time limit), or the picture
+    # was sent back before any check was spent on it (checks.results.Retake.spends_attempt).
+    counts_attempt: bool = True
 
     @property
     def is_retake(self) -> bool:
@@ -187,6 +189,9 @@ def decide_document(
         liveness = _liveness_result(presence.liveness)
         if not presence.liveness.is_live:
             return again(MESSAGE_NOT_LIVE, Reason.LIVENESS_FAILED, Results(liveness=liveness))
+        if isinstance(presence.holder, Retake) and not presence.holder.spends_attempt:
+            # The portrait could not have been matched: asked again, the attempt not spent, never a denial.
+            return Decision(Status.REQUIRES_DOC, retake_message=presence.holder.message, counts_attempt=False)
         if presence.holder is None or isinstance(presence.holder, Retake):
             message = presence.holder.message if presence.holder else MESSAGE_HOLDER_MISMATCH
             return again(message, Reason.ATTEMPTS_EXCEEDED, Results(liveness=liveness))

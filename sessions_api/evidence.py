@@ -5,10 +5,12 @@ face in front of the camera the face on the document's portrait?), so that the u
 that failed. Under the presence policy (`session_presence_required`) an open session may keep, in
 `evidence_seal`:
   * `live_face`: the 128 numbers of dlib's descriptor of the face of a head-turn capture that passed
-    liveness, and its liveness score: the selfie's, when the face was not enough for the age limit (the
-    document step then asks for no second capture), or the one sent with a document that failed;
-  * `document`: what a document that passed its own checks gave (kind, dates) and the 128 numbers of its
-    portrait, when the head turns sent with it failed (the retake asks only for the head turns).
+    liveness and the face's estimated age (checks.face_match reads them together), and its liveness score:
+    the selfie's, when the face was not enough for the age limit (the document step then asks for no second
+    capture), or the one sent with a document that failed;
+  * `document`: what a document that passed its own checks gave (kind, dates) and the 128 numbers and the
+    estimated age of its portrait, when the head turns sent with it failed (the retake asks only for the
+    head turns).
 Never an image. The record is sealed (sessions_api.sealing, bound to the session id); the state machine
 erases it in the UPDATE that makes the session final, a holder mismatch erases it (both halves are asked
 again), and the retention purge erases any left on a final session.
@@ -35,7 +37,7 @@ _SEAL_PURPOSE = b"ageverify session evidence v1"
 class LiveFace:
     """The face of a head-turn capture of this session that passed liveness."""
 
-    descriptor: tuple[float, ...]  # dlib's 128 numbers (checks.face_match)
+    descriptor: tuple[float, ...]  # dlib's 128 numbers and the face's age (checks.face_match.FaceDescriptor)
     liveness_score: float
 
 
@@ -47,7 +49,7 @@ class KeptDocument:
     birthdate: datetime.date
     expiry_date: datetime.date | None
     zones_agree: bool | None
-    portrait: tuple[float, ...]  # dlib's 128 numbers of the portrait's face
+    portrait: tuple[float, ...]  # the same of the portrait's face
 
 
 @dataclass(frozen=True)

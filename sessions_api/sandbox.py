@@ -28,7 +28,7 @@ UNSURE_AGE_OFFSET = 1
 LIVE_SCORE, NOT_LIVE_SCORE = 0.97, 0.12
 DOCUMENT_ADULT_OFFSET, DOCUMENT_MINOR_OFFSET = 7, -2
 DOCUMENT_EXPIRED_DAYS_AGO = 30
-# Holder match scores (checks.face_match: 1 - descriptor distance) of the same person and of another.
+# Holder match scores (checks.face_match: the fused score, a probability) of the same person and of another.
 HOLDER_MATCH_SCORE, HOLDER_MISMATCH_SCORE = 0.72, 0.31
 
 

@@ -1,14 +1,16 @@
 """The holder match measured on photos of people across years: false match and false non-match rates.
 
 Every photo goes through the production matcher once (decoding, HOG detection, 5-point alignment,
-dlib's descriptor: checks.face_match.face_descriptor), then every pair of photos is scored. Genuine
-pairs are two photos of one person, impostor pairs two people. A photo without a usable face scores 0
-against everything: a non-match, as a user whose face cannot be found is not matched.
+dlib's descriptor and FaceRes's age: checks.face_match.face_descriptor), then every pair of photos is
+scored. Genuine pairs are two photos of one person, impostor pairs two people. A photo without a usable
+face scores 0 against everything: a non-match, as a user whose face cannot be found is not matched.
 
-The threshold is checked with margins: the people are split in two halves (alternately, in the
-order of their labels), a threshold is chosen on the first half's pairs alone (the lowest score whose
-false match rate has its 95 % upper bound within TARGET_FALSE_MATCH_RATE) and the rates at it are
-reported on the second half, which played no part in choosing it.
+The people are split in two halves (alternately, in the order of their labels). On the first half's pairs
+alone the fusion model is fitted (a logistic regression over checks.face_match.fusion_inputs) and a threshold
+chosen for it and for dlib's closeness alone (the lowest score whose false match rate has its 95 % upper bound
+within TARGET_FALSE_MATCH_RATE); the rates at them are reported on the second half, which played no part in
+either. The model and threshold in force (checks.face_match) are the first half's, so its rates on the second
+half are the held-out ones; on all pairs they are printed too, flattered by the half they were fitted on.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from pathlib import Path
 import numpy as np
 
 from .labels import IMAGE_SUFFIXES, LABELS_FILE, LabelsInvalid
-from .statistics import clopper_pearson_upper
+from .statistics import clopper_pearson_interval, clopper_pearson_upper
 
-TARGET_FALSE_MATCH_RATE = 0.01
+TARGET_FALSE_MATCH_RATE = 0.001
 NEAR_AGE_GAP = 10  # years: the pairs "within 10 years of each other"
 ADULT_AGE = 18  # both photos at this age or over: what a live adult against their document looks like
 CSV_COLUMNS = ["file_a", "file_b", "same_person", "age_gap", "score", "match"]
 _PAIRS_NAME = re.compile(r"^(?P<person>\d+)A(?P<age>\d{1,3})", re.IGNORECASE)
-_CANDIDATE_THRESHOLDS = np.round(np.arange(0.30, 0.80, 0.005), 3)
+SCORE_DECIMALS = 4
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,13 @@ class PersonPhoto:
 class Pair:
     a: PersonPhoto
     b: PersonPhoto
-    score: float
+    score: float  # the fused score in force (checks.face_match.score)
+    inputs: dict[str, float] | None = None  # what the fusion reads (None: a photo without a usable face)
+
+    @property
+    def closeness(self) -> float:
+        """dlib's closeness alone (1 - descriptor distance)."""
+        return self.inputs["closeness"] if self.inputs else 0.0
 
     @property
     def same_person(self) -> bool:
@@ -76,6 +84,12 @@ class Rates:
 
     def fnmr_upper(self) -> float:
         return clopper_pearson_upper(self.false_non_matches, self.genuine) if self.genuine else float("nan")
+
+    def fmr_interval(self) -> tuple[float, float]:
+        return clopper_pearson_interval(self.false_matches, self.impostor) if self.impostor else (np.nan, np.nan)
+
+    def fnmr_interval(self) -> tuple[float, float]:
+        return clopper_pearson_interval(self.false_non_matches, self.genuine) if self.genuine else (np.nan, np.nan)
 
 
 def person_photos(directory: Path | str) -> list[PersonPhoto]:
@@ -137,7 +151,7 @@ def score_pairs(photos: list[PersonPhoto], *, progress: Callable[[int], None] = 
     """One descriptor per photo through the production matcher, then the score of every pair."""
     from PIL import Image
 
-    from checks.face_match import face_descriptor, face_matcher, score
+    from checks.face_match import face_descriptor, face_matcher, fused, fusion_inputs
     from checks.faces import face_engine
 
     face_engine(), face_matcher()  # loading is not part of the latency
@@ -151,15 +165,18 @@ def score_pairs(photos: list[PersonPhoto], *, progress: Callable[[int], None] = 
         progress(done)
     pairs = []
     for (i, a), (j, b) in itertools.combinations(enumerate(photos), 2):
-        value = 0.0 if descriptors[i] is None or descriptors[j] is None else score(descriptors[i], descriptors[j])
-        pairs.append(Pair(a=a, b=b, score=round(value, 4)))
+        if descriptors[i] is None or descriptors[j] is None:
+            pairs.append(Pair(a=a, b=b, score=0.0))
+            continue
+        inputs = fusion_inputs(descriptors[i], descriptors[j])
+        pairs.append(Pair(a=a, b=b, score=round(fused(inputs), SCORE_DECIMALS), inputs=inputs))
     return Scored(pairs=pairs, photos=photos, no_face=sum(d is None for d in descriptors), seconds_per_photo=seconds)
 
 
-def rates(pairs: Iterable[Pair], threshold: float) -> Rates:
+def rates(pairs: Iterable[Pair], threshold: float, scored: Callable[[Pair], float] = lambda pair: pair.score) -> Rates:
     genuine = impostor = fnm = fm = 0
     for pair in pairs:
-        matched = pair.score >= threshold
+        matched = scored(pair) >= threshold
         if pair.same_person:
             genuine += 1
             fnm += not matched
@@ -179,12 +196,51 @@ def within(pairs: Iterable[Pair], people: set[str]) -> list[Pair]:
     return [pair for pair in pairs if pair.a.person in people and pair.b.person in people]
 
 
-def choose_threshold(pairs: list[Pair], *, target: float = TARGET_FALSE_MATCH_RATE) -> float | None:
-    """The lowest candidate threshold whose false match rate's 95 % upper bound is within target."""
-    for threshold in _CANDIDATE_THRESHOLDS:
-        if rates(pairs, float(threshold)).fmr_upper() <= target:
-            return float(threshold)
-    return None
+def choose_threshold(
+    pairs: list[Pair],
+    scored: Callable[[Pair], float] = lambda pair: pair.score,
+    *,
+    target: float = TARGET_FALSE_MATCH_RATE,
+) -> float | None:
+    """The lowest threshold (at the scores' precision) whose false match rate's 95 % upper bound is within
+    target: just above the impostor score that would be one false match too many."""
+    impostors = sorted((round(scored(pair), SCORE_DECIMALS) for pair in pairs if not pair.same_person), reverse=True)
+    if not impostors:
+        return None
+    allowed = 0
+    while allowed < len(impostors) and clopper_pearson_upper(allowed + 1, len(impostors)) <= target:
+        allowed += 1
+    if allowed == len(impostors):
+        return 0.0
+    if clopper_pearson_upper(allowed, len(impostors)) > target:
+        return None
+    return round(impostors[allowed] + 10**-SCORE_DECIMALS, SCORE_DECIMALS)
+
+
+@dataclass(frozen=True)
+class Fusion:
+    bias: float
+    weights: dict[str, float]
+
+
+def fit_fusion(pairs: list[Pair]) -> Fusion:
+    """The logistic model of checks.face_match's fusion, fitted on pairs whose two photos show a face."""
+    from sklearn.linear_model import LogisticRegression
+
+    usable = [pair for pair in pairs if pair.inputs]
+    names = list(usable[0].inputs)
+    features = np.array([[pair.inputs[name] for name in names] for pair in usable])
+    model = LogisticRegression(C=1.0, max_iter=5000).fit(features, [pair.same_person for pair in usable])
+    return Fusion(
+        bias=round(float(model.intercept_[0]), 3),
+        weights={name: round(float(weight), 3) for name, weight in zip(names, model.coef_[0])},
+    )
+
+
+def fused_by(fusion: Fusion) -> Callable[[Pair], float]:
+    from checks.face_match import fused
+
+    return lambda pair: fused(pair.inputs, bias=fusion.bias, weights=fusion.weights) if pair.inputs else 0.0
 
 
 def near(pairs: Iterable[Pair]) -> list[Pair]:
@@ -195,15 +251,34 @@ def adults(pairs: Iterable[Pair]) -> list[Pair]:
     return [pair for pair in pairs if min(pair.a.age, pair.b.age) >= ADULT_AGE]
 
 
+def subsets(pairs: list[Pair]) -> dict[str, list[Pair]]:
+    """The pairs every rate is printed for: all, within 10 years, and adults within 10 years."""
+    return {
+        "all pairs": pairs,
+        f"pairs within {NEAR_AGE_GAP} years": near(pairs),
+        f"pairs of adults ({ADULT_AGE} or over) within {NEAR_AGE_GAP} years": adults(near(pairs)),
+    }
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One way of scoring, its threshold chosen on the first half of the people, its rates on the second."""
+
+    label: str
+    threshold: float | None
+    rates: dict[str, Rates]
+
+
 @dataclass(frozen=True)
 class Report:
     threshold: float
+    fusion: Fusion  # in force (checks.face_match)
     overall: Rates
     near: Rates
-    adults_near: Rates
-    chosen_on_first_half: float | None
-    held_out: Rates | None
-    held_out_near: Rates | None
+    in_force: dict[str, Rates]  # on all the people
+    in_force_held_out: dict[str, Rates]  # on the second half only (the half the model in force never saw)
+    refitted: Fusion | None  # fitted on the first half by this run
+    held_out: list[HeldOut]
     photos: int
     people: int
     no_face: int
@@ -211,19 +286,32 @@ class Report:
     latency_p95_ms: float
 
 
+def _held_out(label: str, first: list[Pair], second: list[Pair], scored: Callable[[Pair], float]) -> HeldOut:
+    chosen = choose_threshold(first, scored)
+    measured = {} if chosen is None else {name: rates(part, chosen, scored) for name, part in subsets(second).items()}
+    return HeldOut(label=label, threshold=chosen, rates=measured)
+
+
 def summarise(scored: Scored, threshold: float) -> Report:
-    first, second = halves(scored.photos)
-    chosen = choose_threshold(within(scored.pairs, first))
-    held_out = within(scored.pairs, second)
+    from checks.face_match import FUSION_BIAS, FUSION_WEIGHTS
+
+    first_people, second_people = halves(scored.photos)
+    first, second = within(scored.pairs, first_people), within(scored.pairs, second_people)
+    refitted = fit_fusion(first) if any(pair.inputs for pair in first) and _both_kinds(first) else None
+    held_out = [_held_out("dlib's closeness alone (1 - descriptor distance)", first, second, lambda p: p.closeness)]
+    if refitted is not None:
+        held_out.append(_held_out("fused, refitted on the first half", first, second, fused_by(refitted)))
     per_photo = np.asarray(scored.seconds_per_photo) * 1000
+    in_force = {name: rates(part, threshold) for name, part in subsets(scored.pairs).items()}
     return Report(
         threshold=threshold,
-        overall=rates(scored.pairs, threshold),
-        near=rates(near(scored.pairs), threshold),
-        adults_near=rates(adults(near(scored.pairs)), threshold),
-        chosen_on_first_half=chosen,
-        held_out=rates(held_out, chosen) if chosen is not None else None,
-        held_out_near=rates(near(held_out), chosen) if chosen is not None else None,
+        fusion=Fusion(bias=FUSION_BIAS, weights=dict(FUSION_WEIGHTS)),
+        overall=in_force["all pairs"],
+        near=in_force[f"pairs within {NEAR_AGE_GAP} years"],
+        in_force=in_force,
+        in_force_held_out={name: rates(part, threshold) for name, part in subsets(second).items()},
+        refitted=refitted,
+        held_out=held_out,
         photos=len(scored.photos),
         people=len({photo.person for photo in scored.photos}),
         no_face=scored.no_face,
@@ -232,42 +320,67 @@ def summarise(scored: Scored, threshold: float) -> Report:
     )
 
 
+def _both_kinds(pairs: list[Pair]) -> bool:
+    kinds = {pair.same_person for pair in pairs if pair.inputs}
+    return kinds == {True, False}
+
+
+def _percent(value: float, digits: int) -> str:
+    return "n/a" if np.isnan(value) else f"{value:.{digits}%}"
+
+
 def _rates_line(label: str, measured: Rates) -> str:
+    fmr_low, fmr_high = measured.fmr_interval()
+    fnmr_low, fnmr_high = measured.fnmr_interval()
     return (
-        f"{label}: false match rate {measured.fmr:.2%} ({measured.false_matches}/{measured.impostor} impostor "
-        f"pairs, 95% upper bound {measured.fmr_upper():.2%}); false non-match rate {measured.fnmr:.1%} "
-        f"({measured.false_non_matches}/{measured.genuine} genuine pairs, 95% upper bound "
-        f"{measured.fnmr_upper():.1%})"
+        f"{label}: false match rate {_percent(measured.fmr, 3)} ({measured.false_matches}/{measured.impostor} "
+        f"impostor pairs, exact 95% interval {_percent(fmr_low, 3)}-{_percent(fmr_high, 3)}); false non-match rate "
+        f"{_percent(measured.fnmr, 1)} ({measured.false_non_matches}/{measured.genuine} genuine pairs, exact 95% "
+        f"interval {_percent(fnmr_low, 1)}-{_percent(fnmr_high, 1)})"
     )
+
+
+def _fusion_text(fusion: Fusion) -> str:
+    terms = ", ".join(f"{name} {weight:+.3f}" for name, weight in fusion.weights.items())
+    return f"bias {fusion.bias:+.3f}, {terms}"
 
 
 def report_lines(report: Report) -> list[str]:
     lines = [
         f"photos: {report.photos} of {report.people} people; {report.no_face} without a usable face (they match "
         "nothing)",
-        f"threshold in force: score >= {report.threshold:.3f} (score = 1 - descriptor distance)",
-        _rates_line("all pairs", report.overall),
-        _rates_line(f"pairs within {NEAR_AGE_GAP} years", report.near),
-        _rates_line(f"pairs of adults ({ADULT_AGE} or over) within {NEAR_AGE_GAP} years", report.adults_near),
+        f"in force: fused score = logistic probability ({_fusion_text(report.fusion)}) >= {report.threshold:.4f}; "
+        "fitted and chosen on the first half of the people",
+        "on all the people (the first half flatters it):",
+        *("  " + _rates_line(name, measured) for name, measured in report.in_force.items()),
+        "on the second half of the people (held out: no part in the model or the threshold in force):",
+        *("  " + _rates_line(name, measured) for name, measured in report.in_force_held_out.items()),
     ]
-    if report.chosen_on_first_half is None:
-        lines.append(
-            f"held-out check: no threshold keeps the false match rate's upper bound within "
-            f"{TARGET_FALSE_MATCH_RATE:.0%} on the first half of the people"
-        )
+    if report.refitted is not None:
+        lines.append(f"fusion refitted on the first half by this run: {_fusion_text(report.refitted)}")
     else:
-        lines += [
-            f"held-out check: threshold chosen on the first half of the people (false match rate upper bound "
-            f"<= {TARGET_FALSE_MATCH_RATE:.0%}): {report.chosen_on_first_half:.3f}; on the other half:",
-            "  " + _rates_line("all pairs", report.held_out),
-            "  " + _rates_line(f"pairs within {NEAR_AGE_GAP} years", report.held_out_near),
-        ]
+        lines.append(
+            "fused, refitted on the first half: not fitted (the first half of the people has no genuine or no "
+            "impostor pairs with a face in both photos)"
+        )
+    for way in report.held_out:
+        if way.threshold is None:
+            lines.append(
+                f"{way.label}: no threshold keeps the false match rate's upper bound within "
+                f"{TARGET_FALSE_MATCH_RATE:.1%} on the first half of the people"
+            )
+            continue
+        lines.append(
+            f"{way.label}: threshold chosen on the first half (false match rate upper bound <= "
+            f"{TARGET_FALSE_MATCH_RATE:.1%}): {way.threshold:.4f}; on the second half:"
+        )
+        lines += ["  " + _rates_line(name, measured) for name, measured in way.rates.items()]
     lines.append(
-        f"latency per comparison (two photos: detection, alignment, descriptor): mean "
+        f"latency per comparison (two photos: detection, alignment, descriptor, FaceRes's age): mean "
         f"{report.latency_ms:.0f} ms, p95 {report.latency_p95_ms:.0f} ms"
     )
     lines.append(
-        f"SUMMARY threshold={report.threshold:.3f} fmr={report.overall.fmr:.4f} fnmr={report.overall.fnmr:.4f} "
+        f"SUMMARY threshold={report.threshold:.4f} fmr={report.overall.fmr:.4f} fnmr={report.overall.fnmr:.4f} "
         f"fmr_10y={report.near.fmr:.4f} fnmr_10y={report.near.fnmr:.4f} genuine={report.overall.genuine} "
         f"impostor={report.overall.impostor} no_face={report.no_face} latency_ms={report.latency_ms:.0f}"
     )

@@ -113,6 +113,7 @@ def face_match_section(*, card: dict[str, str], lines: list[str], command: str) 
         f"- **Installed from:** {card['package']}.",
         f"- **Licences:** code: {card['code_licence']}; weights: {card['weights_licence']}.",
         f"- **Training data:** {card['training_data']}.",
+        f"- **Fusion:** {card['fusion']}.",
         "",
         f"Measured by `{command}` on photos of people across years (a public ageing research set, research "
         "use only, not shipped): genuine pairs are two photos of one person, impostor pairs two people. The "

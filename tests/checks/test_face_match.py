@@ -2,12 +2,23 @@
 
 import io
 
+import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFilter
 
 from checks import face_match
-from checks.face_match import MATCH_THRESHOLD, compare, live_descriptor, portrait_descriptor
-from tests.support.documents import mrz_card, td3_lines
+from checks.face_match import (
+    MATCH_THRESHOLD,
+    MESSAGE_PORTRAIT_BLURRED,
+    FaceDescriptor,
+    compare,
+    holder_match,
+    live_descriptor,
+    portrait_descriptor,
+    score,
+)
+from checks.results import HolderMatch, Retake
+from tests.support.documents import encode, mrz_card, td3_lines
 from tests.support.faces import astronaut_portrait, challenge_frames, hopper_portrait
 
 CHALLENGE = ["left", "right", "center"]
@@ -30,6 +41,33 @@ def test_the_live_face_matches_the_portrait_on_its_own_passport_page(astronaut_p
 def test_another_persons_live_face_does_not_match_the_portrait(astronaut_page):
     match = compare(live_descriptor(centre_frames("hopper")), portrait_descriptor([astronaut_page]))
     assert not match.matched and 0 <= match.score < MATCH_THRESHOLD
+
+
+def test_the_portrait_and_the_live_face_are_read_with_their_age(astronaut_page):
+    portrait, live = portrait_descriptor([astronaut_page]), live_descriptor(centre_frames("astronaut"))
+    # FaceRes reads the astronaut (about 40 in the photo) as an adult on the page and in front of the camera.
+    assert portrait.age >= 25 and live.age >= 25
+
+
+def test_at_the_same_distance_two_childrens_faces_score_lower_than_two_adults():
+    # Children's faces look alike: a child holding an adult's document is read at the child's age, where the
+    # fused score asks the descriptors to be closer than between two adults.
+    one, other = np.zeros(128), np.full(128, 0.45 / np.sqrt(128))  # descriptors 0.45 apart
+    adults = score(FaceDescriptor(one, 30.0), FaceDescriptor(other, 34.0))
+    child_and_adult = score(FaceDescriptor(one, 9.0), FaceDescriptor(other, 34.0))
+    assert child_and_adult < adults
+
+
+def test_a_portrait_too_blurred_to_match_is_sent_back_saying_why_without_spending_an_attempt(astronaut_page):
+    # Blurred this much the page's portrait no longer matches its own holder (research/holder_match).
+    blurred = encode(astronaut_page.filter(ImageFilter.GaussianBlur(6)))
+    result = holder_match(centre_frames("astronaut"), [blurred])
+    assert isinstance(result, Retake) and result.message == MESSAGE_PORTRAIT_BLURRED and not result.spends_attempt
+
+
+def test_a_slightly_blurred_portrait_is_still_compared_and_matched(astronaut_page):
+    result = holder_match(centre_frames("astronaut"), [encode(astronaut_page.filter(ImageFilter.GaussianBlur(3)))])
+    assert isinstance(result, HolderMatch) and result.matched
 
 
 def test_a_document_without_a_portrait_gives_no_face_to_match():

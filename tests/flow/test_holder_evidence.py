@@ -11,7 +11,9 @@ import io
 
 import pytest
 from django.core.management import call_command
+from PIL import ImageFilter
 
+from sessions_api.evidence import Evidence, LiveFace, evidence_keep, session_evidence
 from sessions_api.models import SessionEvent, VerificationSession
 from tests.factories import finished_session
 from tests.support.documents import encode, mrz_card, td3_lines
@@ -102,6 +104,46 @@ def test_another_persons_portrait_asks_for_both_halves_again_and_forgets_the_kep
     assert "does not look like the photo on the document" in page
     assert 'data-head-turns="after-document"' in page and 'name="challenge"' in page and 'name="document"' in page
     assert seal_of(visitor) == ""
+
+
+def test_a_blurred_portrait_asks_for_a_sharper_document_photo_without_spending_an_attempt(face_not_enough):
+    visitor = face_not_enough
+    lines = td3_lines(birth=years_ago(30).strftime("%y%m%d"), expiry="350101")
+    printed = (years_ago(30).strftime("%d.%m.%Y"), "01.01.2035")
+    page = mrz_card(lines, portrait=PORTRAITS["astronaut"]()[0], printed=printed)
+    # Blurred only over the portrait: the machine-readable zone still reads, the face can no longer be matched.
+    portrait_box = (60, 190, 460, 640)
+    page.paste(page.crop(portrait_box).filter(ImageFilter.GaussianBlur(6)), portrait_box[:2])
+
+    post_document(visitor, encode(page))
+
+    session = analysed(visitor)
+    assert session.status == "requires_doc" and session.document_attempts == 0
+    shown = visitor.client.get("/flow/document").content.decode()
+    assert "too blurred to compare with you" in shown
+    assert 'data-head-turns="reused"' in shown  # the passed head turns are still kept
+
+    post_document(visitor, passport())
+
+    assert analysed(visitor).status == "approved" and visitor.session.document_attempts == 1
+
+
+def test_a_face_kept_by_an_earlier_version_without_its_age_asks_for_the_head_turns_again(face_not_enough):
+    # Sealed before the holder match read the faces' age: 128 numbers, no age. It is not compared without one.
+    visitor = face_not_enough
+    kept = session_evidence(visitor.session)
+    evidence_keep(
+        session_id=visitor.session_id,
+        evidence=Evidence(live_face=LiveFace(kept.live_face.descriptor[:128], kept.live_face.liveness_score)),
+    )
+
+    post_document(visitor, passport())
+
+    assert analysed(visitor).status == "requires_doc"
+    assert (
+        "We could not see your face clearly during the head turns"
+        in visitor.client.get("/flow/document").content.decode()
+    )
 
 
 def test_a_kept_face_is_erased_when_the_session_ends(face_not_enough):

@@ -256,6 +256,17 @@ def test_a_face_that_does_not_match_the_portrait_is_retaken_then_denied_as_docum
     assert (last.results.document["holder_match_score"], last.results.document["holder_match_passed"]) == (0.3, False)
 
 
+def test_a_portrait_sent_back_before_any_match_is_asked_again_without_spending_an_attempt():
+    # checks.face_match sends back a portrait too blurred to match (Retake that spends no attempt): even on the
+    # last attempt the user is asked for a better photo, and the attempt is not counted.
+    blurred = Retake("The photo of your face on the document is too blurred", spends_attempt=False)
+
+    last = with_presence(passport(datetime.date(1990, 5, 1)), holder=blurred, attempts_so_far=2)
+    assert (last.to_status, last.retake_message, last.counts_attempt) == ("requires_doc", blurred.message, False)
+    spent = with_presence(passport(datetime.date(1990, 5, 1)), holder=Retake("no portrait"), attempts_so_far=2)
+    assert (spent.to_status, spent.reason) == ("denied", "attempts_exceeded")
+
+
 def test_a_capture_that_is_not_live_is_retaken_then_denied_as_liveness_failed():
     not_live = Liveness(is_live=False, liveness_score=0.2)
 

@@ -43,7 +43,14 @@ def test_it_scores_every_pair_and_ends_with_a_summary(pairs_folder, tmp_path):
     assert float(fields["threshold"]) == MATCH_THRESHOLD
     # Two genuine pairs that match, four impostor pairs that do not.
     assert (fields["genuine"], fields["impostor"], fields["fnmr"], fields["fmr"]) == ("2", "4", "0.0000", "0.0000")
-    assert any(line.startswith("pairs within 10 years:") for line in lines)
+    # Every rate for all pairs, within 10 years and for adults within 10 years, with its exact interval.
+    for subset in ("all pairs", "pairs within 10 years", "pairs of adults (18 or over) within 10 years"):
+        assert any(
+            line.strip().startswith(f"{subset}: false match rate") and "exact 95% interval" in line for line in lines
+        )
+    # dlib alone and fused, each chosen on one half of the people and reported on the other.
+    assert any(line.startswith("dlib's closeness alone") for line in lines)
+    assert any(line.startswith("fused, refitted on the first half") for line in lines)
     assert any("latency per comparison" in line for line in lines)
     with rows_file.open(newline="") as handle:
         rows = list(csv.reader(handle))

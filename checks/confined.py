@@ -49,6 +49,27 @@ def run_confined(function: str, argument: bytes) -> bytes:
         return _child().call(function, argument)
 
 
+def child_usage() -> tuple[float, int, int] | None:
+    """This process's child as the kernel counts it: (CPU seconds, resident bytes, peak resident bytes), or None
+    when none runs (bench/decode_costs.py)."""
+    child = _current
+    if child is None or not child.usable():
+        return None
+    try:
+        with open(f"/proc/{child.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{child.process.pid}/status") as status:
+            sizes = {
+                line.split(":")[0]: int(line.split()[1]) * 1024
+                for line in status
+                if line.startswith("VmHWM:") or line.startswith("VmRSS:")
+            }
+    except FileNotFoundError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks, sizes["VmRSS"], sizes["VmHWM"]
+
+
 class _Child:
     def __init__(self) -> None:
         root = str(Path(__file__).resolve().parent.parent)

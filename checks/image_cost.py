@@ -21,8 +21,8 @@ from dataclasses import dataclass
 #  PNG:  bytes inflated (a filter byte per row, then the samples at their bit depth): 5000x5000 RGBA at
 #        8 bits is 100 million, 16-bit greyscale 50 million; 16-bit RGB(A) at that size is refused.
 #  WEBP: bytes decoded, four a pixel: libwebp and Pillow each hold the whole RGBA picture, so 16
-#        megapixels (4000x4000) fit in the memory limit and 25 do not.
-MAX_DECODE_WORK = {"JPEG": 12_000_000, "PNG": 100_020_000, "WEBP": 64_000_000}
+#        megapixels (4000x4000) peak at 247 MB, near the memory limit, and 25 do not fit; the limit is 12.
+MAX_DECODE_WORK = {"JPEG": 12_000_000, "PNG": 100_020_000, "WEBP": 48_000_000}
 # No encoder writes more scans than this for a photo (libjpeg's progressive mode writes 10, mozjpeg's up to
 # about 20); each scan costs its set-up even over few blocks.
 MAX_JPEG_SCANS = 100

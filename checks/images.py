@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +142,21 @@ _OVER_BUDGET: OrderedDict[bytes, None] = OrderedDict()
 _OVER_BUDGET_KEPT = 64
 
 
+_DECODED: ContextVar[dict[bytes, Image.Image] | None] = ContextVar("decoded_pictures", default=None)
+
+
+@contextmanager
+def decoded_once() -> Iterator[None]:
+    """Within it, open_image decodes each distinct picture once and hands the same image to every check that asks
+    (an analysis reads a document, its printed dates and its portrait from the same bytes); the pixels are
+    dropped when it ends. The images are shared: no check changes one in place."""
+    token = _DECODED.set({})
+    try:
+        yield
+    finally:
+        _DECODED.reset(token)
+
+
 def open_image(data: bytes) -> Image.Image:
     """Decode an uploaded JPEG, PNG or WebP into an upright RGB image, or raise ImageRejected.
 
@@ -149,6 +167,16 @@ def open_image(data: bytes) -> Image.Image:
     digest = hashlib.blake2b(data, digest_size=16).digest()
     if digest in _OVER_BUDGET:
         raise ImageRejected(MESSAGE_TOO_COSTLY)
+    decoded = _DECODED.get()
+    if decoded is not None and digest in decoded:
+        return decoded[digest]
+    image = _decode_confined(data, digest)
+    if decoded is not None:
+        decoded[digest] = image
+    return image
+
+
+def _decode_confined(data: bytes, digest: bytes) -> Image.Image:
     try:
         decoded = run_confined("checks.images:_decode_rgb", data)
     except OverBudget:

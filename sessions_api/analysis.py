@@ -24,6 +24,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
+from checks.images import decoded_once
 from checks.results import HolderMatch
 
 from .age_assurance.policy import tenant_face_rule
@@ -127,7 +128,8 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     from checks.results import Retake
 
     try:
-        _selfie_analyse(session_id, frames, capture)
+        with decoded_once():  # each frame decoded once for liveness, age and the live face
+            _selfie_analyse(session_id, frames, capture)
     except SoftTimeLimitExceeded:
         _out_of_time(session_id, lambda session: _selfie_decision(session, Retake(MESSAGE_CHECK_FAILED), None))
 
@@ -216,7 +218,8 @@ def document_analyse(
     from checks.results import Retake
 
     try:
-        _document_analyse(session_id, image, back, frames or [], capture)
+        with decoded_once():  # each picture decoded once for the reading, the printed dates and the portrait
+            _document_analyse(session_id, image, back, frames or [], capture)
     except SoftTimeLimitExceeded:
         retake = Retake(MESSAGE_CHECK_FAILED)
         _out_of_time(session_id, lambda session: _document_decision(session, retake, timezone.now().date(), None))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from checks.images import MAX_BYTES, ImageRejected, open_image, read_header
+from checks.images import MAX_BYTES, ImageRejected, decoded_once, open_image, read_header
 from tests.support import crafted_pictures
 
 
@@ -220,3 +220,15 @@ def test_an_ordinary_progressive_photo_of_12_megapixels_is_decoded_whole():
 
     assert image.size == (4000, 3000)
     assert np.array_equal(np.asarray(image), np.asarray(Image.open(io.BytesIO(data)).convert("RGB")))
+
+
+def test_within_an_analysis_each_picture_is_decoded_once_and_shared_by_the_checks():
+    data = crafted_pictures.odd_width_jpeg(4999, 5000)
+
+    with decoded_once():
+        first, again = open_image(data), open_image(data)
+        other = open_image(_encoded(Image.new("RGB", (64, 48), 128), "PNG"))
+    after = open_image(data)
+
+    assert again is first and other is not first
+    assert after is not first and after.tobytes() == first.tobytes()

@@ -127,10 +127,11 @@ def _open_lazily(data: bytes) -> Image.Image:
 
 
 def read_header(data: bytes) -> ImageHeader:
-    """Format and size of an uploaded picture, or ImageRejected; costs microseconds whatever the picture claims.
+    """Format and size of an uploaded picture, or ImageRejected (a lying header, or a decode over its format's
+    budget); costs at most milliseconds whatever the picture claims (a JPEG's markers are walked, not decoded).
 
-    This is all the web side checks: decoding (hundreds of milliseconds for a large or lying
-    picture) happens in the analysis worker, where a damaged picture is a retake.
+    This is all the web side checks: decoding (hundreds of milliseconds for a large picture) happens in the
+    analysis worker, where a damaged picture is a retake.
     """
     image = _open_lazily(bytes(data))
     return ImageHeader(format=image.format, width=image.size[0], height=image.size[1])

@@ -2,7 +2,7 @@
 
 How biometric images are handled (CONTRACT 3: "held in memory only for the analysis, then deleted"):
   * The web flow reads an upload into memory only (flow.uploads keeps files off disk) and checks
-    each picture's header (`checks.images.read_header`: format and size, no pixel decoded) and the
+    each picture's header (`checks.images.read_header`: format, size and decode cost, no pixel decoded) and the
     pixels of the whole upload against a budget, before anything changes. Decoding a picture costs
     up to seconds of CPU whatever its size on the wire (a 110 KB PNG of 5000x5000, a 700-byte JPEG
     claiming as much): that happens only in the analysis worker, never in a web worker, so uploads

@@ -56,10 +56,11 @@ def _analysis_queues_in_turn(sender=None, instance=None, **_kwargs):
 def analysis_queues_consumed(queues) -> None:
     """A worker of the `analysis` queue (its `-Q`, or every queue) takes from every analysis queue.
 
-    A tenant's analyses wait in one of them (sessions_api.tasks.analysis_queue_of). Kombu's Redis transport
-    waits on all of them in one BRPOP and moves the queue it just took from to the end of its list (its
-    round-robin queue order), and with a prefetch of one per process each analysis is taken only when a
-    process is free: the queues are served in turn, so a tenant's flood waits behind its own work only.
+    The analyses of a tenant's users at one address wait in one of them (sessions_api.tasks.analysis_queue_of).
+    Kombu's Redis transport waits on all of them in one BRPOP and moves the queue it just took from to the end
+    of its list (its round-robin queue order), and with a prefetch of one per process each analysis is taken
+    only when a process is free: the queues are served in turn, so a tenant's or an address's flood waits
+    behind its own work only.
     """
     from sessions_api.tasks import ANALYSIS_QUEUE, analysis_queues
 

@@ -669,13 +669,14 @@ ANALYSIS_SOFT_TIME_LIMIT = ENV.number(
     60,
     "seconds one analysis may run before it is ended as a retake (Celery soft time limit; read by the analysis worker)",
 )
-# Analyses wait in this many queues, a tenant's always in the same one (sessions_api.tasks); an analysis worker
-# takes from them in turn, so one tenant's flood waits behind its own work (and that of tenants sharing its queue).
+# Analyses wait in this many queues, those of a tenant's users at one address always in the same one
+# (sessions_api.tasks); an analysis worker takes from them in turn, so one tenant's or one address's flood waits
+# behind its own work (and that of those sharing its queue).
 ANALYSIS_QUEUE_SHARDS = ENV.integer(
     "ANALYSIS_QUEUE_SHARDS",
     16,
-    "queues the analyses are spread over by tenant; workers take from them in turn (`1`: one queue, first in "
-    "first out)",
+    "queues the analyses are spread over by tenant and client address; workers take from them in turn (`1`: "
+    "one queue, first in first out)",
     minimum=1,
 )
 PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(

@@ -1,13 +1,15 @@
-"""Analysis flood (issue 28): another tenant's document decision while one address uploads crafted documents.
+"""Analysis flood (issues 28, 45): other users' document decisions while one address uploads crafted documents.
 
-Run by hand:  .venv/bin/python bench/analysis_flood.py [--seconds 40] [--attackers 2]
+Run by hand:  .venv/bin/python bench/analysis_flood.py [--seconds 40] [--attackers 2] [--pictures all]
 
 Starts gunicorn (3 workers) and one Celery worker on every queue, as the README runs them. Two tenants:
-the attacker's sessions (tenant A), from one address, post document uploads of two tiny (about 650-byte) JPEGs whose
-headers claim 4999x4990 (front and back), again and again; meanwhile tenant B's user posts an ordinary
-passport page every few seconds and the bench times each one from the upload to the decision (the session
-leaving `processing`, read through GET /v1/sessions/{id}). Prints tenant B's p50 / max decision time
-(target: under 2 s) and what the attackers' uploads were answered.
+the attacker's sessions (tenant A), from one address, post document uploads of crafted pictures (front and
+back), again and again, taking the variants of --pictures in turn (bench/decode_costs.py names them: the
+issue 28 lying JPEG, the issue 45 WebP, PNGs and JPEGs that cost more than they weigh; `all`, the default,
+is every one); meanwhile tenant B's user and another user of tenant A, each from an address of their own,
+post an ordinary passport page in turn, and the bench times each one from the upload to the decision (the
+session leaving `processing`, read through GET /v1/sessions/{id}). Prints each one's p50 / max decision
+time and how many took over 5 s (target: none), and what the attackers' uploads were answered.
 Each browser's address reaches the service as a trusted proxy reports it (X-Forwarded-For): the attacker's
 processes share one, tenant B's user has another, so the flow's per-address upload limit applies as behind
 the production proxy; --no-address-limit lifts it, and every crafted upload then reaches the upload checks.
@@ -34,10 +36,12 @@ import requests
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.upload_flood import Browser, _csrf, _prepare, camera_frame, create_session, lying_jpeg  # noqa: E402
+from bench.upload_flood import Browser, _csrf, _prepare, camera_frame, create_session  # noqa: E402
 
 ATTACKER_ADDRESS = "203.0.113.7"  # one address for every attacker process (documentation range, RFC 5737)
 USER_ADDRESS = "198.51.100.23"  # tenant B's user
+NEIGHBOUR_ADDRESS = "198.51.100.71"  # another user of tenant A, the attacker's tenant
+TARGET_SECONDS = 5
 
 
 @cache
@@ -70,12 +74,25 @@ def document_step(base: str, api_key: str, address: str) -> tuple[Browser, dict,
     return browser, {"form": form, "frames": frames}, created["sessionId"]
 
 
-def _attack(base: str, api_key: str, until: float, outcomes) -> None:
+def crafted_uploads(names: list[str]) -> list[list[tuple[str, tuple]]]:
+    """For each variant, the document form's two picture fields (front and back), named as their format."""
+    from bench.decode_costs import crafted
+    from checks.images import sniff_format
+
+    uploads = []
+    for name in names:
+        data = crafted()[name][1]()
+        extension = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}[sniff_format(data)]
+        kind = "jpeg" if extension == "jpg" else extension
+        uploads.append(
+            [(field, (f"{field}.{extension}", data, f"image/{kind}")) for field in ("document", "document_back")]
+        )
+    return uploads
+
+
+def _attack(base: str, api_key: str, until: float, outcomes, variants: list, offset: int) -> None:
     counts: Counter = Counter()
-    crafted = [
-        ("document", ("front.jpg", lying_jpeg(4999, 4990), "image/jpeg")),
-        ("document_back", ("back.jpg", lying_jpeg(4999, 4990), "image/jpeg")),
-    ]
+    sent = offset
     while time.monotonic() < until:
         try:
             browser, step, _ = document_step(base, api_key, ATTACKER_ADDRESS)
@@ -86,6 +103,8 @@ def _attack(base: str, api_key: str, until: float, outcomes) -> None:
         for _ in range(12):
             if time.monotonic() >= until:
                 break
+            crafted = variants[sent % len(variants)]
+            sent += 1
             try:
                 response = browser.post(
                     f"{base}/flow/document",
@@ -103,26 +122,35 @@ def _attack(base: str, api_key: str, until: float, outcomes) -> None:
     outcomes.put(dict(counts))
 
 
-def decision_time(base: str, api_key: str) -> float | None:
-    """Seconds from tenant B's document upload to its decision, or None if none came within 120 s."""
-    browser, step, session_id = document_step(base, api_key, USER_ADDRESS)
+def decision_time(base: str, api_key: str, address: str = USER_ADDRESS) -> float | None:
+    """Seconds from a user's document upload (from `address`) to its decision, or None if none came within 120 s."""
+    return timed_decision(base, api_key, address)[0]
+
+
+def timed_decision(base: str, api_key: str, address: str) -> tuple[float | None, float]:
+    """(seconds from the upload to the decision or None after 120 s, seconds until the upload was answered)."""
+    browser, step, session_id = document_step(base, api_key, address)
     files = [("document", ("passport.jpg", passport_page(), "image/jpeg"))] + step["frames"]
     started = time.monotonic()
     response = browser.post(f"{base}/flow/document", data=step["form"], files=files, timeout=120, allow_redirects=False)
+    answered = time.monotonic() - started
     if response.status_code != 303:
-        raise RuntimeError(f"tenant B's upload was answered {response.status_code}")
+        raise RuntimeError(f"the upload from {address} was answered {response.status_code}")
     while time.monotonic() - started < 120:
         status = requests.get(f"{base}/v1/sessions/{session_id}", headers={"X-API-Key": api_key}, timeout=30)
         if status.json()["session"]["status"] != "processing":
-            return time.monotonic() - started
+            return time.monotonic() - started, answered
         time.sleep(0.05)
-    return None
+    return None, answered
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=40)
     parser.add_argument("--attackers", type=int, default=2, help="attacker processes, all from one address")
+    parser.add_argument(
+        "--pictures", default="all", help="the crafted variants the attackers send in turn, by name (comma-separated)"
+    )
     parser.add_argument("--port", type=int, default=16521)
     parser.add_argument(
         "--no-address-limit",
@@ -130,6 +158,9 @@ def main() -> None:
         help="lift the flow's per-address upload limit: the attacker's uploads all reach the upload checks",
     )
     args = parser.parse_args()
+    from bench.decode_costs import crafted
+
+    names = list(crafted()) if args.pictures == "all" else args.pictures.split(",")
     env = _prepare()
     # Each browser's address comes as a trusted proxy reports it, so the attacker and tenant B's user have
     # their own upload budgets, as behind the production proxy.
@@ -167,39 +198,44 @@ def main() -> None:
                 time.sleep(0.2)
         quiet = [decision_time(base, victim_key) for _ in range(3)]  # the first loads the models
         print("quiet: tenant B decision s", [round(value, 2) for value in quiet if value is not None], flush=True)
+        variants = crafted_uploads(names)  # built once, before the attackers fork
         context = multiprocessing.get_context("fork")
         outcomes = context.Queue()
         until = time.monotonic() + args.seconds
         attackers = [
-            context.Process(target=_attack, args=(base, attacker_key, until, outcomes), daemon=True)
-            for _ in range(args.attackers)
+            context.Process(
+                target=_attack, args=(base, attacker_key, until, outcomes, variants, index * 3), daemon=True
+            )
+            for index in range(args.attackers)
         ]
         for process in attackers:
             process.start()
         time.sleep(2)  # the flood is under way
-        times: list[float | None] = []
+        probes = {"tenant_b": (victim_key, USER_ADDRESS), "tenant_a_other_user": (attacker_key, NEIGHBOUR_ADDRESS)}
+        times: dict[str, list[float | None]] = {name: [] for name in probes}
+        answered: dict[str, list[float]] = {name: [] for name in probes}
         while time.monotonic() < until:
-            times.append(decision_time(base, victim_key))
+            for name, (key, address) in probes.items():
+                decided, upload = timed_decision(base, key, address)
+                times[name].append(decided)
+                answered[name].append(upload)
             time.sleep(1)
         uploads: Counter = Counter()
         for _ in attackers:
             uploads.update(outcomes.get(timeout=150))
-        decided = sorted(value for value in times if value is not None)
-        print(
-            "flooded:",
-            json.dumps(
-                {
-                    "attackers": args.attackers,
-                    "seconds": args.seconds,
-                    "tenant_b_decisions": len(times),
-                    "tenant_b_undecided_after_120s": len(times) - len(decided),
-                    "tenant_b_p50_s": round(statistics.median(decided), 2) if decided else None,
-                    "tenant_b_max_s": round(max(decided), 2) if decided else None,
-                    "attacker_uploads_by_status": dict(sorted(uploads.items())),
-                }
-            ),
-            flush=True,
-        )
+        report = {"attackers": args.attackers, "seconds": args.seconds, "pictures": names}
+        for name, measured in times.items():
+            decided = sorted(value for value in measured if value is not None)
+            report[name] = {
+                "decisions": len(measured),
+                "undecided_after_120s": len(measured) - len(decided),
+                "p50_s": round(statistics.median(decided), 2) if decided else None,
+                "max_s": round(max(decided), 2) if decided else None,
+                f"over_{TARGET_SECONDS}_s": sum(value > TARGET_SECONDS for value in decided),
+                "upload_answered_max_s": round(max(answered[name]), 2),
+            }
+        report["attacker_uploads_by_status"] = dict(sorted(uploads.items()))
+        print("flooded:", json.dumps(report), flush=True)
     finally:
         for process in processes:
             process.terminate()

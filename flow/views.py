@@ -35,6 +35,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from age_passes.services import age_pass_save_offered, age_pass_use_offered
+from core.client_address import client_address
 from sessions_api.choices import Mode, Reason, Status
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.digital_id import digital_id_offered
@@ -190,7 +191,11 @@ def _selfie_page(request, session, *, error=None, status=200):
 def _selfie_submit(request, session):
     challenge, frames_by_step = _head_turn_frames(request)
     selfie_submit(
-        session=session, challenge=challenge, frames_by_step=frames_by_step, capture=request.POST.get("capture")
+        session=session,
+        challenge=challenge,
+        frames_by_step=frames_by_step,
+        capture=request.POST.get("capture"),
+        client_address=client_address(request),
     )
 
 
@@ -291,6 +296,7 @@ def _document_submit(request, session):
         challenge=challenge,
         frames_by_step=frames_by_step,
         capture=request.POST.get("capture"),
+        client_address=client_address(request),
     )
 
 

@@ -23,6 +23,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
+from checks.images import decoded_once
 from checks.results import HolderMatch
 
 from .age_assurance.policy import tenant_face_rule
@@ -131,7 +132,8 @@ def selfie_analyse(*, session_id: str, frames: list[tuple[str, bytes]], capture:
     frontal frames, and apply the decision."""
 
     try:
-        _selfie_analyse(session_id, frames, capture)
+        with decoded_once():  # each frame decoded once for liveness, age and the live face
+            _selfie_analyse(session_id, frames, capture)
     except SoftTimeLimitExceeded:
         _out_of_time(session_id, Status.INITIATED)
 
@@ -222,7 +224,8 @@ def document_analyse(
     document's portrait); decide, and keep what passed."""
 
     try:
-        _document_analyse(session_id, image, back, frames or [], capture)
+        with decoded_once():  # each picture decoded once for the reading, the printed dates and the portrait
+            _document_analyse(session_id, image, back, frames or [], capture)
     except SoftTimeLimitExceeded:
         _out_of_time(session_id, Status.REQUIRES_DOC)
 

@@ -2,7 +2,7 @@
 
 How biometric images are handled (CONTRACT 3: "held in memory only for the analysis, then deleted"):
   * The web flow reads an upload into memory only (flow.uploads keeps files off disk) and checks
-    each picture's header (`checks.images.read_header`: format and size, no pixel decoded) and the
+    each picture's header (`checks.images.read_header`: format, size and decode cost, no pixel decoded) and the
     pixels of the whole upload against a budget, before anything changes. Decoding a picture costs
     up to seconds of CPU whatever its size on the wire (a 110 KB PNG of 5000x5000, a 700-byte JPEG
     claiming as much): that happens only in the analysis worker, never in a web worker, so uploads
@@ -176,12 +176,14 @@ def selfie_submit(
     challenge: list[str],
     frames_by_step: list[list[bytes]],
     capture: str | None = None,
+    client_address: str | None = None,
 ) -> None:
     """Check the frames of each challenge step, go to `processing` and queue the analysis.
 
     `challenge` is the one the page showed; a page left open while another tab issued a new one
     is refused rather than judged against instructions the user never saw. `capture` is the page's
-    capture record (see _capture_record), checked with the frames by checks.liveness.
+    capture record (see _capture_record), checked with the frames by checks.liveness. `client_address`
+    (the browser's, as the limits see it) chooses the analysis queue with the tenant, and is not kept.
     """
     frames = _challenge_frames(session, challenge, frames_by_step)
     _check_headers([data for _, data in frames])
@@ -189,7 +191,9 @@ def selfie_submit(
     _submit(
         session,
         Status.INITIATED,
-        lambda: selfie_analysis_queue(session.id, frames, record, tenant_id=session.tenant_id),
+        lambda: selfie_analysis_queue(
+            session.id, frames, record, tenant_id=session.tenant_id, client_address=client_address
+        ),
         cause=CAUSE_SELFIE_SUBMITTED,
     )
 
@@ -227,12 +231,14 @@ def document_submit(
     challenge: list[str] | None = None,
     frames_by_step: list[list[bytes]] | None = None,
     capture: str | None = None,
+    client_address: str | None = None,
 ) -> None:
     """Check the document's pictures (front or data page, and the back if given) and, under the presence
     policy, the head-turn capture that must come with them unless a passed one is kept; go to `processing`
     and queue the analysis. Without a picture, the document kept from an earlier attempt is the one judged.
     Head turns sent while a passed capture is kept are dropped unseen, with their capture record (see
-    _capture_record), which otherwise goes with them to checks.liveness as the selfie's does."""
+    _capture_record), which otherwise goes with them to checks.liveness as the selfie's does. `client_address`
+    as for selfie_submit."""
     picture_needed, head_turns_needed = document_step_needs(session)
     if image is None:
         if picture_needed:
@@ -249,7 +255,9 @@ def document_submit(
     _submit(
         session,
         Status.REQUIRES_DOC,
-        lambda: document_analysis_queue(session.id, image, back, frames, record, tenant_id=session.tenant_id),
+        lambda: document_analysis_queue(
+            session.id, image, back, frames, record, tenant_id=session.tenant_id, client_address=client_address
+        ),
         cause=CAUSE_DOCUMENT_SUBMITTED,
     )
 

@@ -46,12 +46,15 @@ def lost_analyses_release() -> int:
 ANALYSIS_QUEUE = "analysis"
 
 
-def analysis_queue_of(tenant_id) -> str:
-    """The queue of a tenant's analyses: one of ANALYSIS_QUEUE_SHARDS, chosen by the tenant's id."""
+def analysis_queue_of(tenant_id, client_address: str | None = None) -> str:
+    """The queue of a tenant's analyses sent from one client address: one of ANALYSIS_QUEUE_SHARDS, chosen by the
+    tenant's id and the address, so that one address's flood waits behind its own work, not in front of the
+    tenant's other users (issue 45); without an address, by the tenant's id alone."""
     shards = settings.ANALYSIS_QUEUE_SHARDS if settings.REDIS_URL else 1
     if shards == 1:
         return ANALYSIS_QUEUE
-    return f"{ANALYSIS_QUEUE}.{zlib.crc32(str(tenant_id).encode()) % shards}"
+    key = str(tenant_id) if client_address is None else f"{tenant_id} {client_address}"
+    return f"{ANALYSIS_QUEUE}.{zlib.crc32(key.encode()) % shards}"
 
 
 def analysis_queues() -> list[str]:
@@ -109,10 +112,15 @@ def _shown_as(session_id: str, pictures: int) -> dict:
 
 
 def selfie_analysis_queue(
-    session_id: str, frames: list[tuple[str, bytes]], capture: dict | None = None, *, tenant_id
+    session_id: str,
+    frames: list[tuple[str, bytes]],
+    capture: dict | None = None,
+    *,
+    tenant_id,
+    client_address: str | None = None,
 ) -> None:
     selfie_analyse.apply_async(
-        queue=analysis_queue_of(tenant_id),
+        queue=analysis_queue_of(tenant_id, client_address),
         args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
         expires=ANALYSIS_TASK_EXPIRES,
         **_WORKERS_OWN_TIME_LIMITS,
@@ -128,10 +136,11 @@ def document_analysis_queue(
     capture: dict | None = None,
     *,
     tenant_id,
+    client_address: str | None = None,
 ) -> None:
     frames = frames or []
     document_analyse.apply_async(
-        queue=analysis_queue_of(tenant_id),
+        queue=analysis_queue_of(tenant_id, client_address),
         args=[
             session_id,
             _encode(image) if image else None,

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from checks.images import MAX_BYTES, ImageRejected, open_image, read_header
+from checks.images import MAX_BYTES, ImageRejected, decoded_once, open_image, read_header
+from tests.support import crafted_pictures
 
 
 def _encoded(image: Image.Image, image_format: str, **options) -> bytes:
@@ -106,14 +107,18 @@ def test_tiny_picture_is_rejected():
 
 
 @pytest.mark.parametrize(
-    ("image_format", "options"),
-    [("JPEG", {"quality": 95, "progressive": True, "optimize": True}), ("PNG", {}), ("WEBP", {"lossless": True})],
+    ("image_format", "options", "size"),
+    [
+        ("JPEG", {"quality": 95, "progressive": True, "optimize": True}, (4999, 5000)),
+        ("PNG", {}, (4999, 5000)),
+        ("WEBP", {"lossless": True}, (4000, 3000)),  # the largest WebP the decode budget lets through
+    ],
 )
-def test_a_large_picture_of_one_colour_is_not_taken_for_a_lying_one(image_format, options):
+def test_a_large_picture_of_one_colour_is_not_taken_for_a_lying_one(image_format, options, size):
     buffer = io.BytesIO()
-    Image.new("RGB", (4999, 5000), (120, 90, 60)).save(buffer, image_format, **options)
+    Image.new("RGB", size, (120, 90, 60)).save(buffer, image_format, **options)
 
-    assert read_header(buffer.getvalue()).pixels == 4999 * 5000
+    assert read_header(buffer.getvalue()).pixels == size[0] * size[1]
 
 
 def test_a_jpeg_with_too_few_bytes_for_the_pixels_its_header_claims_is_refused_from_the_header():
@@ -130,3 +135,100 @@ def test_a_jpeg_over_12_megapixels_is_decoded_reduced_not_in_full():
     image = open_image(data)
 
     assert image.size == (2000, 2000) and image.mode == "RGB"
+
+
+# --- pictures that cost more than they weigh (issue 45, W1) ---------------------------------------------------
+# Each is built here and passes the bytes-per-pixel floor: it is refused from its header with the reason, or
+# decoded reduced. What each costs in CPU and memory is printed by bench/analysis_flood.py --costs.
+
+
+def test_a_lossless_webp_of_1_kb_claiming_25_megapixels_is_refused_from_its_header_as_too_complex():
+    data = crafted_pictures.lossless_webp(5000, 5000)
+    assert len(data) < 1_100
+
+    with pytest.raises(ImageRejected, match="too complex to check"):
+        read_header(data)
+
+
+def test_a_small_png_of_25_megapixels_is_decoded_reduced_to_the_colour_it_holds():
+    data = crafted_pictures.flat_png(5000, 5000, "RGBA")
+    assert len(data) < 120_000
+
+    image = open_image(data)
+
+    assert image.size == (2500, 2500) and image.mode == "RGB"
+    assert image.getpixel((1234, 2345)) == (200, 150, 120)
+
+
+def test_a_sixteen_bit_rgba_png_of_25_megapixels_is_refused_from_its_header_for_its_bit_depth():
+    data = crafted_pictures.deep_rgba_png(5000, 5000)
+    assert len(data) < 400_000
+
+    with pytest.raises(ImageRejected, match="too complex to check"):
+        read_header(data)
+
+
+def test_a_sixteen_bit_grey_png_of_25_megapixels_is_decoded_reduced_and_scaled_not_clipped():
+    data = crafted_pictures.grey16_png(5000, 5000)  # 32768 everywhere
+    assert len(data) < 70_000
+
+    image = open_image(data)
+
+    assert image.size == (2500, 2500)
+    assert image.getpixel((2000, 100)) in ((127, 127, 127), (128, 128, 128))
+
+
+@pytest.mark.parametrize("size", [(4999, 5000), (5000, 4999), (4999, 4999)])
+def test_a_jpeg_with_an_odd_side_over_12_megapixels_is_decoded_reduced_not_in_full(size):
+    data = crafted_pictures.odd_width_jpeg(*size)
+
+    image = open_image(data)
+
+    assert image.size == ((size[0] + 1) // 2, (size[1] + 1) // 2)
+    assert image.getpixel((100, 100)) == pytest.approx((120, 90, 60), abs=3)
+
+
+def test_a_progressive_jpeg_repeating_a_scan_hundreds_of_times_is_refused_from_its_header():
+    data = crafted_pictures.repeated_scan_jpeg(2000, 2000, repeats=200)
+
+    with pytest.raises(ImageRejected, match="too complex to check"):
+        read_header(data)
+
+
+def test_a_progressive_jpeg_repeating_its_luma_scan_is_refused_for_the_blocks_it_would_walk():
+    # 40 scans, fewer than any limit on their number, but each repeat walks 390,625 blocks again.
+    data = crafted_pictures.repeated_scan_jpeg(5000, 5000, repeats=30, luma=True)
+
+    with pytest.raises(ImageRejected, match="too complex to check"):
+        read_header(data)
+
+
+def test_a_progressive_jpeg_repeating_a_scan_within_the_budget_is_decoded_reduced():
+    data = crafted_pictures.repeated_scan_jpeg(5000, 5000, repeats=80)
+
+    image = open_image(data)
+
+    assert image.size == (2500, 2500)
+    assert image.getpixel((100, 100)) == pytest.approx((120, 90, 60), abs=3)
+
+
+def test_an_ordinary_progressive_photo_of_12_megapixels_is_decoded_whole():
+    noise = np.random.default_rng(11).integers(0, 256, size=(3000, 4000, 3), dtype=np.uint8)
+    data = _encoded(Image.fromarray(noise), "JPEG", quality=70, progressive=True)
+
+    image = open_image(data)
+
+    assert image.size == (4000, 3000)
+    assert np.array_equal(np.asarray(image), np.asarray(Image.open(io.BytesIO(data)).convert("RGB")))
+
+
+def test_within_an_analysis_each_picture_is_decoded_once_and_shared_by_the_checks():
+    data = crafted_pictures.odd_width_jpeg(4999, 5000)
+
+    with decoded_once():
+        first, again = open_image(data), open_image(data)
+        other = open_image(_encoded(Image.new("RGB", (64, 48), 128), "PNG"))
+    after = open_image(data)
+
+    assert again is first and other is not first
+    assert after is not first and after.tobytes() == first.tobytes()

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from sessions_api.models import SessionEvent
 from tenants.models import Tenant
 from tests.flow.test_holder_evidence import passport
-from tests.support.flow import analysed, head_turns_with_capture_record, open_flow
+from tests.support.flow import TEST_CLIENT_ADDRESS, analysed, head_turns_with_capture_record, open_flow
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # passporteye on scikit-image 0.26
 
@@ -82,7 +82,8 @@ def test_a_document_analysis_queued_without_a_capture_record_by_the_previous_rel
     from sessions_api.tasks import analysis_queue_of
 
     visitor = _document_with_capture_record(api, label="OBS Virtual Camera")  # refused, were the record read
-    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop(analysis_queue_of(visitor.session.tenant_id)))
+    queue = analysis_queue_of(visitor.session.tenant_id, TEST_CLIENT_ADDRESS)
+    message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop(queue))
     args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
     assert args[4]["label"] == "OBS Virtual Camera"
 

@@ -24,6 +24,7 @@ from tests.support.documents import aamva_payload, encode, licence_front, mrz_ca
 from tests.support.faces import astronaut_portrait, challenge_frames, still_frames
 from tests.support.flow import (
     ANALYSIS_TIMEOUT,
+    TEST_CLIENT_ADDRESS,
     analysed,
     head_turns_with_capture_record,
     open_flow,
@@ -231,7 +232,7 @@ def run_the_queued_analysis(visitor):
     from ageverify.celery import app
     from sessions_api.tasks import analysis_queue_of
 
-    queue = analysis_queue_of(visitor.session.tenant_id)
+    queue = analysis_queue_of(visitor.session.tenant_id, TEST_CLIENT_ADDRESS)
     message = json.loads(redis.Redis.from_url(settings.REDIS_URL).rpop(queue))
     args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
     app.tasks[message["headers"]["task"]].apply(args=args, kwargs=kwargs)

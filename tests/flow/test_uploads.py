@@ -1,6 +1,7 @@
 """Selfie and document uploads: capped, sniffed, bombs refused, kept off disk, and only then sent to analysis."""
 
 from sessions_api.state_machine import session_transition
+from tests.support.flow import TEST_CLIENT_ADDRESS
 from tests.support.uploads import jpeg, png_bomb, post_document, selfie_form
 
 
@@ -162,7 +163,8 @@ def test_the_queued_analysis_shows_no_picture_to_monitoring(api, settings):
 
     from sessions_api.tasks import analysis_queue_of
 
-    queue = analysis_queue_of(selfie_visitor.session.tenant_id)  # both sessions are the same tenant's
+    # Both sessions are the same tenant's, sent from the same address.
+    queue = analysis_queue_of(selfie_visitor.session.tenant_id, TEST_CLIENT_ADDRESS)
     messages = [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange(queue, 0, -1)]
     assert {message["headers"]["task"] for message in messages} >= {
         "sessions_api.tasks.selfie_analyse",

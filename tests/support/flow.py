@@ -16,6 +16,8 @@ from tests.support.pad import page_times, reflect
 from tests.support.waiting import wait_until
 
 ANALYSIS_TIMEOUT = 90  # seconds the real checks may take on this machine
+# The address Django's test client sends from (REMOTE_ADDR): with the tenant, it chooses the analysis queue.
+TEST_CLIENT_ADDRESS = "127.0.0.1"
 
 
 def start_path(verification_url: str) -> str:

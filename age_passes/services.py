@@ -63,6 +63,7 @@ MESSAGE_METHOD = gettext_noop(
     "This site needs a stronger proof than the one your age pass holds. Please use another way below."
 )
 MESSAGE_TOO_OLD_PROOF = gettext_noop("The proof in your age pass is too old for this site. Please use another way.")
+MESSAGE_REDACTED = gettext_noop("This verification's results were erased, so no age pass can be saved from it.")
 
 
 class AgePassUnavailable(Exception):
@@ -70,11 +71,12 @@ class AgePassUnavailable(Exception):
 
 
 class AgePassRefused(Exception):
-    """The browser's answer did not prove what it had to; `code` for programs, `message` for the user."""
+    """The browser's answer did not prove what it had to; `code` for programs, `message` for the user,
+    `status` the HTTP status the flow answers with (400: the answer; 403: not this browser; 409: the session)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, *, status: int = 400):
         super().__init__(code)
-        self.code, self.message = code, message
+        self.code, self.message, self.status = code, message, status
 
 
 @dataclass(frozen=True)
@@ -138,8 +140,9 @@ def _save_method(session: VerificationSession) -> str | None:
 
 def age_pass_save_offered(session: VerificationSession) -> bool:
     """Whether the result page offers to save a pass: an approval by face, document or digital ID in a live
-    session of a tenant that offers passes, by a method the deployment lets save one, not saved already."""
-    if session.mode != Mode.LIVE or session.status != Status.APPROVED:
+    session of a tenant that offers passes, by a method the deployment lets save one, not saved already,
+    and not redacted (its results are gone)."""
+    if session.mode != Mode.LIVE or session.status != Status.APPROVED or session.redacted_at is not None:
         return False
     method = _save_method(session)
     policy = _policy(session)
@@ -160,9 +163,16 @@ def thresholds_proved(session: VerificationSession) -> list[int]:
     return [session.age_limit]
 
 
-def age_pass_registration_options(*, session: VerificationSession) -> dict:
+def _save_allowed(session: VerificationSession) -> None:
+    """AgePassRefused (a redacted session) or AgePassUnavailable when this session cannot save a pass."""
+    if session.redacted_at is not None:
+        raise AgePassRefused("session_redacted", MESSAGE_REDACTED, status=409)
     if not age_pass_save_offered(session):
         raise AgePassUnavailable(session.id)
+
+
+def age_pass_registration_options(*, session: VerificationSession) -> dict:
+    _save_allowed(session)
     limit = max(thresholds_proved(session))
     options = webauthn.generate_registration_options(
         rp_id=rp_id(),
@@ -196,8 +206,7 @@ def _lifetime_days(session: VerificationSession) -> int:
 
 def age_pass_save(*, session: VerificationSession, credential) -> AgePass:
     """Verify the new passkey and store the pass beside it: what was proved, how, when, until when."""
-    if not age_pass_save_offered(session):
-        raise AgePassUnavailable(session.id)
+    _save_allowed(session)
     try:
         challenge = parse_client_data_json(
             parse_registration_credential_json(credential).response.client_data_json

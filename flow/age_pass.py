@@ -71,7 +71,7 @@ def age_pass_endpoint(*, needs_session: bool = True):
             except AgePassUnavailable:
                 return _json({"error": "unavailable", "next": page_url_for(session) if session else None}, 409)
             except AgePassRefused as refused:
-                return _json({"error": refused.code, "message": gettext(refused.message)}, 400)
+                return _json({"error": refused.code, "message": gettext(refused.message)}, refused.status)
 
         return wrapper
 

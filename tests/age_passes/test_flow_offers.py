@@ -126,3 +126,14 @@ def test_the_user_s_own_page_is_reached_without_a_session_and_asks_the_passkey(c
         content_type="application/json",
     )
     assert (refused.status_code, refused.json()["error"]) == (400, "malformed")
+
+
+def test_a_redacted_session_is_refused_a_pass_with_a_json_reason(live_visitor, api, policy):
+    _approve(live_visitor.session_id)
+    assert api.post(f"/v1/sessions/{live_visitor.session_id}/redact").status_code == 200
+
+    assert SAVE_BUTTON not in live_visitor.client.get("/flow/result").content.decode()
+    for path in ("/flow/age-pass/save/options", "/flow/age-pass/save"):
+        status, answer = _post(live_visitor, path, {"credential": {}})
+        assert (status, answer["error"]) == (409, "session_redacted")
+        assert "erased" in answer["message"]

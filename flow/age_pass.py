@@ -16,7 +16,7 @@ from functools import wraps
 
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
@@ -29,12 +29,18 @@ from age_passes.services import (
     age_pass_save,
     age_pass_use,
 )
+from core.client_address import client_address
+from sessions_api.api.rate_limit import bucket_take
 from sessions_api.selectors import session_get
 
 from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
 MAX_BODY_BYTES = 64 * 1024  # a passkey's answer is a few kilobytes
+MESSAGE_RATE_LIMITED = gettext_noop("Too many tries from this network. Please wait a minute and try again.")
+# The user's own page is anonymous: each ask stores a challenge, so an address gets a few asks, then one a minute.
+MANAGE_BURST_PER_ADDRESS = 10
+MANAGE_RATE_PER_ADDRESS = 1 / 60
 
 
 def _json(body: dict, status: int = 200):
@@ -51,8 +57,19 @@ def _body(request):
     return body if isinstance(body, dict) else None
 
 
+def _manage_wait(request) -> int | None:
+    """Seconds to wait when this address is over the own page's limit; None when it may go on (or Redis is away)."""
+    state = bucket_take(
+        f"age-pass-manage:address:{client_address(request) or 'unknown'}",
+        rate=MANAGE_RATE_PER_ADDRESS,
+        burst=MANAGE_BURST_PER_ADDRESS,
+    )
+    return state.retry_after if state is not None and not state.allowed else None
+
+
 def age_pass_endpoint(*, needs_session: bool = True):
-    """CSRF-checked POST with a JSON body, and the cookie's session when `needs_session`."""
+    """CSRF-checked POST with a JSON body, and the cookie's session when `needs_session`; without a session
+    (the user's own page) the client address's token bucket is checked first (429 with Retry-After)."""
 
     def decorate(view):
         @require_POST
@@ -60,6 +77,10 @@ def age_pass_endpoint(*, needs_session: bool = True):
         @outage_safe
         @wraps(view)
         def wrapper(request):
+            if not needs_session and (wait := _manage_wait(request)) is not None:
+                response = _json({"error": "rate_limited", "message": gettext(MESSAGE_RATE_LIMITED)}, 429)
+                response["Retry-After"] = str(wait)
+                return response
             session = flow_session(request) if needs_session else None
             if needs_session and session is None:
                 return _json({"error": "no_session"}, 403)

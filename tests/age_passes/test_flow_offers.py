@@ -6,8 +6,10 @@ offers, the options the browser is given, and the refusals that need no authenti
 
 import json
 
+from django.test import Client
 from django.utils import timezone
 
+from age_passes.models import AgePassChallenge
 from sessions_api.models import Reason, Status
 from sessions_api.state_machine import Results, session_transition
 from tests.support.flow import open_flow
@@ -137,3 +139,18 @@ def test_a_redacted_session_is_refused_a_pass_with_a_json_reason(live_visitor, a
         status, answer = _post(live_visitor, path, {"credential": {}})
         assert (status, answer["error"]) == (409, "session_redacted")
         assert "erased" in answer["message"]
+
+
+def test_the_anonymous_manage_options_are_rate_limited_per_address_with_retry_after(client, db):
+    def ask(client):
+        return client.post("/flow/age-pass/manage/options", data="{}", content_type="application/json")
+
+    answers = [ask(client) for _ in range(40)]
+
+    statuses = [answer.status_code for answer in answers]
+    assert 429 in statuses and set(statuses) == {200, 429}
+    limited = answers[statuses.index(429)]
+    assert limited.json()["error"] == "rate_limited" and int(limited["Retry-After"]) >= 1
+    assert AgePassChallenge.objects.count() == statuses.count(200) <= 10  # a refused ask stores nothing
+    elsewhere = Client(REMOTE_ADDR="198.51.100.9")
+    assert ask(elsewhere).status_code == 200

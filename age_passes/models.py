@@ -54,8 +54,22 @@ class AgePassChallenge(models.Model):
     session_id = models.CharField(max_length=30, blank=True, db_index=True)
     expires_at = models.DateTimeField()
     consumed_at = models.DateTimeField(null=True, blank=True)
-    completed = models.BooleanField(default=False)  # a `save` that stored its pass: one pass per approval
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class AgePassSaveRight(models.Model):
+    """The right to save one pass after a session's approval, held by the browser whose request completed the
+    approving step: that request set a secret in an HttpOnly cookie, and only its digest is kept here.
+
+    Another browser that opened the same link (the partner's backend has it from creation) holds no secret,
+    so it cannot save the user's approval on its own authenticator. Spent by one conditional UPDATE: one
+    pass per approval, however many saves arrive at once.
+    """
+
+    session_id = models.CharField(max_length=30, unique=True)
+    secret_digest = models.CharField(max_length=64)  # SHA-256 of the cookie's secret, hex
+    issued_at = models.DateTimeField()
+    spent_at = models.DateTimeField(null=True, blank=True)
 
 
 class AgePassPolicy(models.Model):

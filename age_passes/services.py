@@ -9,6 +9,8 @@ verification, origin and RP ID (the service's own, from PUBLIC_BASE_URL).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import secrets
@@ -36,11 +38,12 @@ from webauthn.helpers.structs import (
 from sessions_api.models import Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
 
-from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, Method, Purpose
+from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, AgePassSaveRight, Method, Purpose
 
 logger = logging.getLogger(__name__)
 
 CHALLENGE_LIFETIME = timedelta(minutes=5)
+SAVE_WINDOW = timedelta(minutes=10)  # after the approval: a pass is saved then, or not at all
 CEREMONY_TIMEOUT_MS = 120_000
 THRESHOLD_RANGE = range(10, 22)  # the limits a document's age can prove (the API's age limits)
 METHOD_OF_REASON = {
@@ -64,6 +67,13 @@ MESSAGE_METHOD = gettext_noop(
 )
 MESSAGE_TOO_OLD_PROOF = gettext_noop("The proof in your age pass is too old for this site. Please use another way.")
 MESSAGE_REDACTED = gettext_noop("This verification's results were erased, so no age pass can be saved from it.")
+MESSAGE_NOT_THIS_BROWSER = gettext_noop(
+    "An age pass can be saved only on the device and in the browser that completed this verification."
+)
+MESSAGE_ALREADY_SAVED = gettext_noop("An age pass was already saved after this verification.")
+MESSAGE_SAVE_TOO_LATE = gettext_noop(
+    "An age pass can be saved only in the first minutes after a verification. Verify again to save one."
+)
 
 
 class AgePassUnavailable(Exception):
@@ -138,21 +148,61 @@ def _save_method(session: VerificationSession) -> str | None:
     return METHOD_OF_REASON.get(session.reason)
 
 
-def age_pass_save_offered(session: VerificationSession) -> bool:
-    """Whether the result page offers to save a pass: an approval by face, document or digital ID in a live
-    session of a tenant that offers passes, by a method the deployment lets save one, not saved already,
-    and not redacted (its results are gone)."""
-    if session.mode != Mode.LIVE or session.status != Status.APPROVED or session.redacted_at is not None:
+def _save_available(session: VerificationSession) -> bool:
+    """An approval by face, document or digital ID in a live session of a tenant that offers passes, by a
+    method the deployment lets save one."""
+    if session.mode != Mode.LIVE or session.status != Status.APPROVED:
         return False
     method = _save_method(session)
     policy = _policy(session)
-    return (
-        method is not None
-        and method in settings.AGE_PASS_METHODS
-        and policy is not None
-        and policy.offer_saving
-        and not AgePassChallenge.objects.filter(session_id=session.id, purpose=Purpose.SAVE, completed=True).exists()
+    return method is not None and method in settings.AGE_PASS_METHODS and policy is not None and policy.offer_saving
+
+
+def _secret_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def age_pass_save_right_issue(*, session: VerificationSession) -> str | None:
+    """The secret of a new right to save a pass after this session's approval, for the browser whose request
+    just completed a step that may approve it (it replaces any earlier one); None, storing nothing, where the
+    session could never save a pass."""
+    policy = _policy(session)
+    if session.mode != Mode.LIVE or policy is None or not policy.offer_saving:
+        return None
+    secret = secrets.token_urlsafe(32)
+    AgePassSaveRight.objects.update_or_create(
+        session_id=session.id,
+        defaults={"secret_digest": _secret_digest(secret), "issued_at": timezone.now(), "spent_at": None},
     )
+    return secret
+
+
+def _save_refusal(session: VerificationSession, save_right: str | None) -> Exception | None:
+    """Why this browser (holding `save_right`, the secret of its cookie) cannot save a pass now, or None."""
+    if session.redacted_at is not None:
+        return AgePassRefused("session_redacted", MESSAGE_REDACTED, status=409)
+    if not _save_available(session):
+        return AgePassUnavailable(session.id)
+    right = AgePassSaveRight.objects.filter(session_id=session.id).first()
+    if right is None or not save_right or not hmac.compare_digest(right.secret_digest, _secret_digest(save_right)):
+        return AgePassRefused("not_this_browser", MESSAGE_NOT_THIS_BROWSER, status=403)
+    if right.spent_at is not None:
+        return AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
+    if session.finalized_at is None or timezone.now() > session.finalized_at + SAVE_WINDOW:
+        return AgePassRefused("save_too_late", MESSAGE_SAVE_TOO_LATE, status=409)
+    return None
+
+
+def age_pass_save_offered(session: VerificationSession, *, save_right: str | None) -> bool:
+    """Whether the result page offers this browser to save a pass: it completed the approving step, the
+    approval may be saved, is recent, not redacted and not saved already."""
+    return _save_refusal(session, save_right) is None
+
+
+def _save_allowed(session: VerificationSession, save_right: str | None) -> None:
+    refusal = _save_refusal(session, save_right)
+    if refusal is not None:
+        raise refusal
 
 
 def thresholds_proved(session: VerificationSession) -> list[int]:
@@ -163,16 +213,8 @@ def thresholds_proved(session: VerificationSession) -> list[int]:
     return [session.age_limit]
 
 
-def _save_allowed(session: VerificationSession) -> None:
-    """AgePassRefused (a redacted session) or AgePassUnavailable when this session cannot save a pass."""
-    if session.redacted_at is not None:
-        raise AgePassRefused("session_redacted", MESSAGE_REDACTED, status=409)
-    if not age_pass_save_offered(session):
-        raise AgePassUnavailable(session.id)
-
-
-def age_pass_registration_options(*, session: VerificationSession) -> dict:
-    _save_allowed(session)
+def age_pass_registration_options(*, session: VerificationSession, save_right: str | None) -> dict:
+    _save_allowed(session, save_right)
     limit = max(thresholds_proved(session))
     options = webauthn.generate_registration_options(
         rp_id=rp_id(),
@@ -204,9 +246,13 @@ def _lifetime_days(session: VerificationSession) -> int:
     return days
 
 
-def age_pass_save(*, session: VerificationSession, credential) -> AgePass:
-    """Verify the new passkey and store the pass beside it: what was proved, how, when, until when."""
-    _save_allowed(session)
+def age_pass_save(*, session: VerificationSession, save_right: str | None, credential) -> AgePass:
+    """Verify the new passkey and store the pass beside it: what was proved, how, when, until when.
+
+    The browser's right is spent by one conditional UPDATE in the pass's transaction: of saves sent at once,
+    the first to commit stores its pass and the others find the right spent.
+    """
+    _save_allowed(session, save_right)
     try:
         challenge = parse_client_data_json(
             parse_registration_credential_json(credential).response.client_data_json
@@ -225,9 +271,14 @@ def age_pass_save(*, session: VerificationSession, credential) -> AgePass:
     except (WebAuthnException, ValueError, TypeError, KeyError) as error:
         logger.info("age pass: registration refused for %s: %s", session.id, error)
         raise AgePassRefused("not_verified", MESSAGE_NOT_VERIFIED)
-    today = timezone.now().date()
+    now = timezone.now()
+    today = now.date()
     with transaction.atomic():
-        AgePassChallenge.objects.filter(challenge=challenge).update(completed=True)
+        spent = AgePassSaveRight.objects.filter(
+            session_id=session.id, secret_digest=_secret_digest(save_right), spent_at__isnull=True
+        ).update(spent_at=now)
+        if not spent:
+            raise AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
         return AgePass.objects.create(
             credential_id=verified.credential_id,
             public_key=verified.credential_public_key,
@@ -382,8 +433,10 @@ def age_passes_revoke(*, method: str) -> int:
 
 
 def age_passes_purge(*, today: date | None = None) -> int:
-    """Delete expired passes and spent challenges (the retention purge); the number of passes deleted."""
+    """Delete expired passes, spent challenges and rights to save (the retention purge); the number of passes
+    deleted. A right is of no use a day after it was issued: its approval comes within minutes."""
     today = today or timezone.now().date()
     deleted, _ = AgePass.objects.filter(expires_on__lte=today).delete()
     AgePassChallenge.objects.filter(expires_at__lt=timezone.now() - timedelta(days=1)).delete()
+    AgePassSaveRight.objects.filter(issued_at__lt=timezone.now() - timedelta(days=1)).delete()
     return deleted

@@ -14,6 +14,7 @@ Every answer is JSON; the checks themselves are age_passes.services' (py_webauth
 import json
 from functools import wraps
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext, gettext_noop
@@ -27,16 +28,20 @@ from age_passes.services import (
     age_pass_manage,
     age_pass_registration_options,
     age_pass_save,
+    age_pass_save_right_issue,
     age_pass_use,
 )
 from core.client_address import client_address
 from sessions_api.api.rate_limit import bucket_take
 from sessions_api.selectors import session_get
 
+from .cookie import COOKIE_PATH, cookie_attributes_cross_site, flow_cookie_read
 from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
 MAX_BODY_BYTES = 64 * 1024  # a passkey's answer is a few kilobytes
+SAVE_RIGHT_COOKIE = "av_pass_save"
+SAVE_RIGHT_MAX_AGE = 24 * 3600  # the right is checked against the approval's time; the cookie just outlives it
 MESSAGE_RATE_LIMITED = gettext_noop("Too many tries from this network. Please wait a minute and try again.")
 # The user's own page is anonymous: each ask stores a challenge, so an address gets a few asks, then one a minute.
 MANAGE_BURST_PER_ADDRESS = 10
@@ -55,6 +60,30 @@ def _body(request):
     except ValueError:
         return None
     return body if isinstance(body, dict) else None
+
+
+def save_right_grant(request, response, session) -> None:
+    """Give the browser of this request, which completed a step that may approve `session`, the right to save
+    a pass after the approval: a secret in an HttpOnly cookie, replacing any earlier one."""
+    secret = age_pass_save_right_issue(session=session)
+    if secret is None:
+        return
+    response.set_cookie(
+        SAVE_RIGHT_COOKIE,
+        secret,
+        max_age=SAVE_RIGHT_MAX_AGE,
+        path=COOKIE_PATH,
+        httponly=True,
+        secure=not settings.DEBUG,
+        samesite="Lax",
+    )
+    cookie = flow_cookie_read(request)
+    if cookie is not None and cookie.embedded:
+        cookie_attributes_cross_site(response, SAVE_RIGHT_COOKIE)
+
+
+def save_right_read(request) -> str | None:
+    return request.COOKIES.get(SAVE_RIGHT_COOKIE)
 
 
 def _manage_wait(request) -> int | None:
@@ -108,12 +137,12 @@ def _credential(body: dict):
 
 @age_pass_endpoint()
 def save_options(request, session, body):
-    return {"publicKey": age_pass_registration_options(session=session)}
+    return {"publicKey": age_pass_registration_options(session=session, save_right=save_right_read(request))}
 
 
 @age_pass_endpoint()
 def save(request, session, body):
-    saved = age_pass_save(session=session, credential=_credential(body))
+    saved = age_pass_save(session=session, save_right=save_right_read(request), credential=_credential(body))
     return {"saved": True, "expiresOn": saved.expires_on.isoformat(), "thresholds": saved.thresholds}
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from age_passes.models import AgePassChallenge
 from sessions_api.models import Reason, Status
 from sessions_api.state_machine import Results, session_transition
+from tests.age_passes.conftest import save_right_give
 from tests.support.flow import open_flow
 
 SAVE_BUTTON = "Save an age pass on this device"
@@ -80,6 +81,7 @@ def test_an_answer_that_is_not_a_passkey_s_is_refused_and_the_session_stays_open
 
 
 def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(live_visitor, policy):
+    save_right_give(live_visitor)
     _approve(live_visitor.session_id)
     page = live_visitor.client.get("/flow/result").content.decode()
 
@@ -94,6 +96,7 @@ def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(
 
 
 def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(live_visitor, api, policy, settings):
+    save_right_give(live_visitor)
     _approve(live_visitor.session_id, reason=Reason.AGE_ESTIMATION)
     assert SAVE_BUTTON in live_visitor.client.get("/flow/result").content.decode()
 
@@ -105,6 +108,7 @@ def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(l
     policy.offer_saving = False
     policy.save()
     other = open_flow(api, callback_url="https://shop.example.com/done")
+    save_right_give(other)
     _approve(other.session_id)
     page = other.client.get("/flow/result").content.decode()
     assert SAVE_BUTTON not in page
@@ -131,6 +135,7 @@ def test_the_user_s_own_page_is_reached_without_a_session_and_asks_the_passkey(c
 
 
 def test_a_redacted_session_is_refused_a_pass_with_a_json_reason(live_visitor, api, policy):
+    save_right_give(live_visitor)
     _approve(live_visitor.session_id)
     assert api.post(f"/v1/sessions/{live_visitor.session_id}/redact").status_code == 200
 

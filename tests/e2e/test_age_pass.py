@@ -16,7 +16,9 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from age_passes.models import AgePass, AgePassPolicy
-from sessions_api.models import Reason, Status
+from age_passes.services import age_pass_save_right_issue
+from flow.age_pass import SAVE_RIGHT_COOKIE
+from sessions_api.models import Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, session_transition
 from tenants.services import tenant_create
 from tests.e2e.conftest import Partner
@@ -60,6 +62,14 @@ def second_shop(live_base_url, transactional_db):
     partner = Partner(live_base_url, onboarded.live_key)
     yield partner
     partner.http.close()
+
+
+def _save_right_give(page, session_id: str) -> None:
+    """The HttpOnly cookie the browser's approving submission would have been given."""
+    secret = age_pass_save_right_issue(session=VerificationSession.objects.get(pk=session_id))
+    page.context.add_cookies(
+        [{"name": SAVE_RIGHT_COOKIE, "value": secret, "url": page.url, "httpOnly": True, "sameSite": "Lax"}]
+    )
 
 
 def _approve_by_document(session_id: str, true_age: int) -> None:
@@ -110,6 +120,7 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     # 1. An adult (19) approved by document at the first shop saves a pass on this device.
     first = live_partner.create_session(subject="alice@first-shop", age_limit=18, notification_url=receiver.url())
     page.goto(first["verificationUrl"])
+    _save_right_give(page, first["sessionId"])
     _approve_by_document(first["sessionId"], true_age=19)
     page.goto(f"{live_base_url}/flow/result")
     expect(page.get_by_text("Age confirmed")).to_be_visible()
@@ -227,6 +238,7 @@ def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_o
     AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
     first = live_partner.create_session(subject="bob", age_limit=18)
     page.goto(first["verificationUrl"])
+    _save_right_give(page, first["sessionId"])
     cause = "test: a selfie analysed by the selfie worker"
     session_transition(session_id=first["sessionId"], to=Status.PROCESSING, cause=cause)
     session_transition(
@@ -263,3 +275,60 @@ def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_o
         "approved": True,
         "next": "/flow/result",
     }
+
+
+# A test button that makes one passkey for its own challenge when clicked (the browser wants a user's gesture
+# for each), and a function that then sends every passkey made at once.
+PASSKEY_BUTTON_JS = """() => {
+  const csrf = document.querySelector('[data-age-pass] input[name=csrfmiddlewaretoken]').value;
+  window.post = (url, body) => fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json',
+                                           'X-CSRFToken': csrf}, body: JSON.stringify(body || {})});
+  const b64 = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const url64 = (buffer) => btoa(String.fromCharCode(...new Uint8Array(buffer)))
+    .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  window.made = [];
+  const button = document.createElement('button');
+  button.textContent = 'Make a passkey';
+  button.addEventListener('click', async () => { try {
+    const options = (await (await window.post('/flow/age-pass/save/options')).json()).publicKey;
+    const made = await navigator.credentials.create({publicKey: {...options, challenge: b64(options.challenge),
+                                                                 user: {...options.user, id: b64(options.user.id)}}});
+    window.made.push({id: made.id, rawId: url64(made.rawId), type: made.type, clientExtensionResults: {},
+                      response: {clientDataJSON: url64(made.response.clientDataJSON),
+                                 attestationObject: url64(made.response.attestationObject)}});
+    button.dataset.made = window.made.length;
+  } catch (error) { button.dataset.error = String(error); } });
+  document.body.prepend(button);
+}"""
+SEND_ALL_AT_ONCE_JS = """async () => {
+  const answers = await Promise.all(window.made.map((credential) => window.post('/flow/age-pass/save', {credential})));
+  return Promise.all(answers.map(async (answer) => [answer.status, await answer.json()]));
+}"""
+
+
+def test_six_saves_sent_at_once_after_one_approval_store_one_pass(
+    live_partner, onboarded, live_base_url, page, authenticator
+):
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    created = live_partner.create_session(subject="carol", age_limit=18)
+    page.goto(created["verificationUrl"])
+    _save_right_give(page, created["sessionId"])
+    _approve_by_document(created["sessionId"], true_age=30)
+    page.goto(f"{live_base_url}/flow/result")
+    expect(page.get_by_role("button", name="Save an age pass on this device")).to_be_visible()
+
+    page.evaluate(PASSKEY_BUTTON_JS)
+    cdp, authenticator_id = authenticator
+    button = page.get_by_role("button", name="Make a passkey")
+    for made in range(1, 7):  # six passkeys, each for its own challenge, before any is sent
+        button.click()
+        expect(button).to_have_attribute("data-made", str(made))
+        cdp.send("WebAuthn.clearCredentials", {"authenticatorId": authenticator_id})  # it keeps three at most
+
+    answers = page.evaluate(SEND_ALL_AT_ONCE_JS)
+
+    saved = [body for status, body in answers if status == 200 and body.get("saved")]
+    assert len(saved) == 1, answers
+    assert sorted(status for status, _ in answers) == [200, 409, 409, 409, 409, 409], answers
+    assert {body["error"] for status, body in answers if status == 409} == {"already_saved"}
+    assert AgePass.objects.count() == 1

@@ -29,6 +29,13 @@ class AgePass(models.Model):
     proved_on = models.DateField()
     expires_on = models.DateField()
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The assurance the approval was proved under, held against each accepting tenant's own settings (None:
+    # not checked, or a pass saved before it was recorded, which counts as the weakest).
+    liveness_checked = models.BooleanField(null=True)  # a document: the head turns of the presence policy passed
+    holder_matched = models.BooleanField(null=True)  # a document: the face matched the document's portrait
+    extra_years = models.SmallIntegerField(null=True)  # a face: the approving tenant's age_extra_years
+    age_confidence = models.FloatField(null=True)  # a face: the calibrated confidence the approval reached
+    flagged_signals = models.JSONField(default=list)  # liveness attack signals that only flagged at the approval
     # No creation time: an instant beside the approving session's finalized_at would tell the operator whose
     # pass this is. The day of the proof is shared with every pass saved that day.
 

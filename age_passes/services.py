@@ -35,8 +35,9 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from sessions_api.models import Mode, Reason, Status, VerificationSession
+from sessions_api.models import LivenessResult, Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
+from tenants.models import Tenant
 
 from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, AgePassSaveRight, Method, Purpose
 
@@ -64,6 +65,9 @@ MESSAGE_TOO_YOUNG_PASS = gettext_noop(
 )
 MESSAGE_METHOD = gettext_noop(
     "This site needs a stronger proof than the one your age pass holds. Please use another way below."
+)
+MESSAGE_STRICTER_CHECK = gettext_noop(
+    "This site asks for a stricter check than the one your age pass was saved after. Please use another way below."
 )
 MESSAGE_TOO_OLD_PROOF = gettext_noop("The proof in your age pass is too old for this site. Please use another way.")
 MESSAGE_REDACTED = gettext_noop("This verification's results were erased, so no age pass can be saved from it.")
@@ -238,6 +242,44 @@ def _options_json(options) -> dict:
     return json.loads(webauthn.options_to_json(options))
 
 
+def assurance_proved(session: VerificationSession) -> dict:
+    """The assurance the session's approval was proved under, kept with its pass (AgePass's fields): for a
+    document, whether the presence checks ran; for a face, the tenant's extra years and the confidence
+    reached; and the liveness signals that only flagged there."""
+    liveness = LivenessResult.objects.filter(session_id=session.id).first()
+    flagged = {"flagged_signals": list(liveness.signals) if liveness is not None else []}
+    if session.reason == Reason.DOCUMENT:
+        document = session.document
+        return {
+            "liveness_checked": bool(document.liveness_checked),
+            "holder_matched": bool(document.holder_match_passed),
+            **flagged,
+        }
+    if session.reason == Reason.AGE_ESTIMATION:
+        return {
+            "extra_years": session.tenant.age_extra_years,
+            "age_confidence": session.age_estimation.age_confidence,
+            **flagged,
+        }
+    return flagged
+
+
+def _assurance_refusal(age_pass: AgePass, tenant: Tenant) -> AgePassRefused | None:
+    """Refused when the pass was proved under laxer settings than the accepting tenant's own: a lax tenant's
+    approvals must not become strong passes elsewhere. Unrecorded assurance counts as the weakest."""
+    if age_pass.method == Method.DOCUMENT and tenant.document_presence_required:
+        if not (age_pass.liveness_checked and age_pass.holder_matched):
+            return AgePassRefused("presence_not_proved", MESSAGE_STRICTER_CHECK)
+    if age_pass.method == Method.FACE:
+        if (age_pass.extra_years or 0) < tenant.age_extra_years:
+            return AgePassRefused("extra_years_not_proved", MESSAGE_STRICTER_CHECK)
+        if (age_pass.age_confidence or 0.0) < tenant.min_age_confidence:
+            return AgePassRefused("confidence_not_proved", MESSAGE_STRICTER_CHECK)
+    if set(age_pass.flagged_signals) - set(tenant.liveness_flag_only):
+        return AgePassRefused("signal_not_accepted", MESSAGE_STRICTER_CHECK)
+    return None
+
+
 def _lifetime_days(session: VerificationSession) -> int:
     days = settings.AGE_PASS_LIFETIME_DAYS
     policy = _policy(session)
@@ -285,6 +327,7 @@ def age_pass_save(*, session: VerificationSession, save_right: str | None, crede
             sign_count=verified.sign_count,
             method=_save_method(session),
             thresholds=thresholds_proved(session),
+            **assurance_proved(session),
             proved_on=today,
             expires_on=today + timedelta(days=_lifetime_days(session)),
         )
@@ -357,6 +400,8 @@ def _refusal_for(age_pass: AgePass, session: VerificationSession, policy: AgePas
         return AgePassRefused("limit_not_proved", MESSAGE_TOO_YOUNG_PASS)
     if METHOD_RANK[age_pass.method] < METHOD_RANK[policy.minimum_method]:
         return AgePassRefused("method_not_accepted", MESSAGE_METHOD)
+    if (weaker := _assurance_refusal(age_pass, session.tenant)) is not None:
+        return weaker
     if policy.max_proof_age_days is not None and (today - age_pass.proved_on).days > policy.max_proof_age_days:
         return AgePassRefused("proof_too_old", MESSAGE_TOO_OLD_PROOF)
     return None

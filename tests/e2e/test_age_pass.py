@@ -20,6 +20,7 @@ from age_passes.services import age_pass_save_right_issue
 from flow.age_pass import SAVE_RIGHT_COOKIE
 from sessions_api.models import Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, session_transition
+from tenants.models import Tenant
 from tenants.services import tenant_create
 from tests.e2e.conftest import Partner
 
@@ -72,27 +73,54 @@ def _save_right_give(page, session_id: str) -> None:
     )
 
 
-def _approve_by_document(session_id: str, true_age: int) -> None:
+def _approve_by_document(session_id: str, true_age: int, *, presence: bool = True) -> None:
+    """`presence`: the tenant's presence policy was on (head turns passed, the face matched the portrait)."""
     today = timezone.now().date()
     document = {
         "document_kind": "passport",
         "birthdate": today.replace(year=today.year - true_age) - datetime.timedelta(days=40),
         "true_age": true_age,
         "expiry_date": today.replace(year=today.year + 5),
-        "liveness_checked": True,
-        "holder_match_score": 0.72,
-        "holder_match_passed": True,
+        "liveness_checked": presence,
+        "holder_match_score": 0.72 if presence else None,
+        "holder_match_passed": True if presence else None,
     }
-    cause = "test: a document read by the document worker"
+    liveness = {"is_live": True, "liveness_score": 0.97} if presence else None
+    _approve(
+        session_id, Reason.DOCUMENT, "a document read by the document worker", document=document, liveness=liveness
+    )
+
+
+def _approve_by_face(session_id: str, *, confidence: float = 0.99, signals=()) -> None:
+    age = {"estimated_age": 31.0, "age_confidence": confidence}
+    liveness = {"is_live": True, "liveness_score": 0.97, "signals": list(signals)}
+    _approve(
+        session_id,
+        Reason.AGE_ESTIMATION,
+        "a selfie analysed by the selfie worker",
+        age_estimation=age,
+        liveness=liveness,
+    )
+
+
+def _approve(session_id: str, reason: str, cause: str, **results) -> None:
+    cause = f"test: {cause}"
     session_transition(session_id=session_id, to=Status.PROCESSING, cause=cause)
     session_transition(
         session_id=session_id,
         to=Status.APPROVED,
-        reason=Reason.DOCUMENT,
+        reason=reason,
         cause=cause,
         count_attempt=True,
-        results=Results(document=document, liveness={"is_live": True, "liveness_score": 0.97}),
+        results=Results(**results),
     )
+
+
+def _save_pass(page, created, live_base_url) -> None:
+    """The session's result page in this browser, and "Save an age pass" tapped there."""
+    page.goto(f"{live_base_url}/flow/result")
+    page.get_by_role("button", name="Save an age pass on this device").click()
+    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
 
 
 def _tap_use(page, created) -> dict:
@@ -239,22 +267,8 @@ def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_o
     first = live_partner.create_session(subject="bob", age_limit=18)
     page.goto(first["verificationUrl"])
     _save_right_give(page, first["sessionId"])
-    cause = "test: a selfie analysed by the selfie worker"
-    session_transition(session_id=first["sessionId"], to=Status.PROCESSING, cause=cause)
-    session_transition(
-        session_id=first["sessionId"],
-        to=Status.APPROVED,
-        reason=Reason.AGE_ESTIMATION,
-        cause=cause,
-        count_attempt=True,
-        results=Results(
-            age_estimation={"estimated_age": 31.0, "age_confidence": 0.99},
-            liveness={"is_live": True, "liveness_score": 0.97},
-        ),
-    )
-    page.goto(f"{live_base_url}/flow/result")
-    page.get_by_role("button", name="Save an age pass on this device").click()
-    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
+    _approve_by_face(first["sessionId"])
+    _save_pass(page, first, live_base_url)
     assert AgePass.objects.get().thresholds == [18]
 
     # A face approval at 18 proves 18 only: not 21, and not 16 either (no other limit was decided).
@@ -332,3 +346,50 @@ def test_six_saves_sent_at_once_after_one_approval_store_one_pass(
     assert sorted(status for status, _ in answers) == [200, 409, 409, 409, 409, 409], answers
     assert {body["error"] for status, body in answers if status == 409} == {"already_saved"}
     assert AgePass.objects.count() == 1
+
+
+def test_a_pass_proved_under_laxer_settings_is_refused_by_a_stricter_tenant_with_the_reason(
+    live_partner, second_shop, onboarded, live_base_url, page, authenticator
+):
+    """A lax tenant's approvals do not become strong passes: each pass keeps the assurance it was proved under."""
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(
+        document_presence_required=False, liveness_flag_only=["replay"]
+    )
+    strict = Tenant.objects.filter(name="Beta Shop")
+    strict.update(age_extra_years=5)
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="document")
+    cdp, authenticator_id = authenticator
+
+    # A document alone (presence off at the first shop: no head turns, no holder match) makes a document pass...
+    lax = live_partner.create_session(subject="dora", age_limit=18)
+    page.goto(lax["verificationUrl"])
+    _save_right_give(page, lax["sessionId"])
+    _approve_by_document(lax["sessionId"], true_age=30, presence=False)
+    _save_pass(page, lax, live_base_url)
+    # ... refused where presence is on, however strong its method looks.
+    refused = _tap_use(page, second_shop.create_session(subject="d1", age_limit=18))
+    assert refused["code"] == "presence_not_proved"
+    expect(page.get_by_text("asks for a stricter check than the one your age pass was saved after")).to_be_visible()
+    strict.update(document_presence_required=False)
+    assert _tap_use(page, second_shop.create_session(subject="d2", age_limit=18))["approved"] is True
+
+    # A face approved with no extra years, confidence 0.8 and a replay signal that only flagged there:
+    cdp.send("WebAuthn.clearCredentials", {"authenticatorId": authenticator_id})
+    AgePass.objects.all().delete()
+    face = live_partner.create_session(subject="erik", age_limit=18)
+    page.goto(face["verificationUrl"])
+    _save_right_give(page, face["sessionId"])
+    _approve_by_face(face["sessionId"], confidence=0.8, signals=["replay"])
+    _save_pass(page, face, live_base_url)
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="face")
+    steps = [  # the strict shop's settings, loosened one at a time; the refusal each leaves
+        ({}, "extra_years_not_proved"),
+        ({"age_extra_years": 0, "min_age_confidence": 0.9}, "confidence_not_proved"),
+        ({"min_age_confidence": 0.8}, "signal_not_accepted"),
+    ]
+    for number, (loosened, code) in enumerate(steps):
+        strict.update(**loosened)
+        assert _tap_use(page, second_shop.create_session(subject=f"e{number}", age_limit=18))["code"] == code
+    strict.update(liveness_flag_only=["replay"])
+    assert _tap_use(page, second_shop.create_session(subject="e9", age_limit=18))["approved"] is True

@@ -35,6 +35,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from sessions_api.choices import ProofAge
 from sessions_api.models import LivenessResult, Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
 from tenants.models import Tenant
@@ -425,13 +426,10 @@ def age_pass_use(*, session: VerificationSession, credential) -> PassUse:
     refused = _refusal_for(age_pass, session, _policy(session), timezone.now().date())
     if refused is not None:
         return PassUse(approved=False, code=refused.code, message=refused.message)
+    # Only what this tenant asked: its limit and the proof's age in buckets (docs/age-pass.md, linking).
+    proof_days = (timezone.now().date() - age_pass.proved_on).days
     results = Results(
-        age_pass={
-            "method": age_pass.method,
-            "proved_on": age_pass.proved_on,
-            "expires_on": age_pass.expires_on,
-            "thresholds": list(age_pass.thresholds),
-        }
+        age_pass={"method": age_pass.method, "thresholds": [session.age_limit], "proof_age": ProofAge.of(proof_days)}
     )
     cause = AGE_PASS_CAUSE
     try:

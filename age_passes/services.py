@@ -9,8 +9,6 @@ verification, origin and RP ID (the service's own, from PUBLIC_BASE_URL).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import secrets
@@ -36,11 +34,12 @@ from webauthn.helpers.structs import (
 )
 
 from sessions_api.choices import ProofAge
-from sessions_api.models import LivenessResult, Mode, Reason, Status, VerificationSession
+from sessions_api.models import Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
-from tenants.models import Tenant
 
+from .assurance import assurance_proved, assurance_shortfall
 from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, AgePassSaveRight, Method, Purpose
+from .save_rights import save_right_held, save_right_issue, save_right_spend
 
 logger = logging.getLogger(__name__)
 
@@ -163,10 +162,6 @@ def _save_available(session: VerificationSession) -> bool:
     return method is not None and method in settings.AGE_PASS_METHODS and policy is not None and policy.offer_saving
 
 
-def _secret_digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
 def age_pass_save_right_issue(*, session: VerificationSession) -> str | None:
     """The secret of a new right to save a pass after this session's approval, for the browser whose request
     just completed a step that may approve it (it replaces any earlier one); None, storing nothing, where the
@@ -174,12 +169,7 @@ def age_pass_save_right_issue(*, session: VerificationSession) -> str | None:
     policy = _policy(session)
     if session.mode != Mode.LIVE or policy is None or not policy.offer_saving:
         return None
-    secret = secrets.token_urlsafe(32)
-    AgePassSaveRight.objects.update_or_create(
-        session_id=session.id,
-        defaults={"secret_digest": _secret_digest(secret), "issued_at": timezone.now(), "spent_at": None},
-    )
-    return secret
+    return save_right_issue(session_id=session.id)
 
 
 def _save_refusal(session: VerificationSession, save_right: str | None) -> Exception | None:
@@ -188,10 +178,10 @@ def _save_refusal(session: VerificationSession, save_right: str | None) -> Excep
         return AgePassRefused("session_redacted", MESSAGE_REDACTED, status=409)
     if not _save_available(session):
         return AgePassUnavailable(session.id)
-    right = AgePassSaveRight.objects.filter(session_id=session.id).first()
-    if right is None or not save_right or not hmac.compare_digest(right.secret_digest, _secret_digest(save_right)):
+    held = save_right_held(session_id=session.id, secret=save_right)
+    if held is None:
         return AgePassRefused("not_this_browser", MESSAGE_NOT_THIS_BROWSER, status=403)
-    if right.spent_at is not None:
+    if not held:
         return AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
     if session.finalized_at is None or timezone.now() > session.finalized_at + SAVE_WINDOW:
         return AgePassRefused("save_too_late", MESSAGE_SAVE_TOO_LATE, status=409)
@@ -243,44 +233,6 @@ def _options_json(options) -> dict:
     return json.loads(webauthn.options_to_json(options))
 
 
-def assurance_proved(session: VerificationSession) -> dict:
-    """The assurance the session's approval was proved under, kept with its pass (AgePass's fields): for a
-    document, whether the presence checks ran; for a face, the tenant's extra years and the confidence
-    reached; and the liveness signals that only flagged there."""
-    liveness = LivenessResult.objects.filter(session_id=session.id).first()
-    flagged = {"flagged_signals": list(liveness.signals) if liveness is not None else []}
-    if session.reason == Reason.DOCUMENT:
-        document = session.document
-        return {
-            "liveness_checked": bool(document.liveness_checked),
-            "holder_matched": bool(document.holder_match_passed),
-            **flagged,
-        }
-    if session.reason == Reason.AGE_ESTIMATION:
-        return {
-            "extra_years": session.tenant.age_extra_years,
-            "age_confidence": session.age_estimation.age_confidence,
-            **flagged,
-        }
-    return flagged
-
-
-def _assurance_refusal(age_pass: AgePass, tenant: Tenant) -> AgePassRefused | None:
-    """Refused when the pass was proved under laxer settings than the accepting tenant's own: a lax tenant's
-    approvals must not become strong passes elsewhere. Unrecorded assurance counts as the weakest."""
-    if age_pass.method == Method.DOCUMENT and tenant.document_presence_required:
-        if not (age_pass.liveness_checked and age_pass.holder_matched):
-            return AgePassRefused("presence_not_proved", MESSAGE_STRICTER_CHECK)
-    if age_pass.method == Method.FACE:
-        if (age_pass.extra_years or 0) < tenant.age_extra_years:
-            return AgePassRefused("extra_years_not_proved", MESSAGE_STRICTER_CHECK)
-        if (age_pass.age_confidence or 0.0) < tenant.min_age_confidence:
-            return AgePassRefused("confidence_not_proved", MESSAGE_STRICTER_CHECK)
-    if set(age_pass.flagged_signals) - set(tenant.liveness_flag_only):
-        return AgePassRefused("signal_not_accepted", MESSAGE_STRICTER_CHECK)
-    return None
-
-
 def _lifetime_days(session: VerificationSession) -> int:
     days = settings.AGE_PASS_LIFETIME_DAYS
     policy = _policy(session)
@@ -317,10 +269,7 @@ def age_pass_save(*, session: VerificationSession, save_right: str | None, crede
     now = timezone.now()
     today = now.date()
     with transaction.atomic():
-        spent = AgePassSaveRight.objects.filter(
-            session_id=session.id, secret_digest=_secret_digest(save_right), spent_at__isnull=True
-        ).update(spent_at=now)
-        if not spent:
+        if not save_right_spend(session_id=session.id, secret=save_right, now=now):
             raise AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
         return AgePass.objects.create(
             credential_id=verified.credential_id,
@@ -401,8 +350,8 @@ def _refusal_for(age_pass: AgePass, session: VerificationSession, policy: AgePas
         return AgePassRefused("limit_not_proved", MESSAGE_TOO_YOUNG_PASS)
     if METHOD_RANK[age_pass.method] < METHOD_RANK[policy.minimum_method]:
         return AgePassRefused("method_not_accepted", MESSAGE_METHOD)
-    if (weaker := _assurance_refusal(age_pass, session.tenant)) is not None:
-        return weaker
+    if shortfall := assurance_shortfall(age_pass, session.tenant):
+        return AgePassRefused(shortfall, MESSAGE_STRICTER_CHECK)
     if policy.max_proof_age_days is not None and (today - age_pass.proved_on).days > policy.max_proof_age_days:
         return AgePassRefused("proof_too_old", MESSAGE_TOO_OLD_PROOF)
     return None

@@ -74,6 +74,7 @@ MESSAGE_REDACTED = gettext_noop("This verification's results were erased, so no 
 MESSAGE_NOT_THIS_BROWSER = gettext_noop(
     "An age pass can be saved only on the device and in the browser that completed this verification."
 )
+MESSAGE_RATE_LIMITED = gettext_noop("Too many tries from this network. Please wait a minute and try again.")
 MESSAGE_ALREADY_SAVED = gettext_noop("An age pass was already saved after this verification.")
 MESSAGE_SAVE_TOO_LATE = gettext_noop(
     "An age pass can be saved only in the first minutes after a verification. Verify again to save one."

@@ -17,11 +17,12 @@ from functools import wraps
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from age_passes.services import (
+    MESSAGE_RATE_LIMITED,
     AgePassRefused,
     AgePassUnavailable,
     age_pass_authentication_options,
@@ -42,7 +43,6 @@ from .navigation import flow_session, outage_safe, page_url_for
 MAX_BODY_BYTES = 64 * 1024  # a passkey's answer is a few kilobytes
 SAVE_RIGHT_COOKIE = "av_pass_save"
 SAVE_RIGHT_MAX_AGE = 24 * 3600  # the right is checked against the approval's time; the cookie just outlives it
-MESSAGE_RATE_LIMITED = gettext_noop("Too many tries from this network. Please wait a minute and try again.")
 # The user's own page is anonymous: each ask stores a challenge, so an address gets a few asks, then one a minute.
 MANAGE_BURST_PER_ADDRESS = 10
 MANAGE_RATE_PER_ADDRESS = 1 / 60

@@ -30,6 +30,13 @@ class AgePass(models.Model):
     proved_on = models.DateField()
     expires_on = models.DateField()
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The assurance the approval was proved under, held against each accepting tenant's own settings (None:
+    # not checked, or a pass saved before it was recorded, which counts as the weakest).
+    liveness_checked = models.BooleanField(null=True)  # a document: the head turns of the presence policy passed
+    holder_matched = models.BooleanField(null=True)  # a document: the face matched the document's portrait
+    extra_years = models.SmallIntegerField(null=True)  # a face: the approving tenant's age_extra_years
+    age_confidence = models.FloatField(null=True)  # a face: the calibrated confidence the approval reached
+    flagged_signals = models.JSONField(default=list)  # liveness attack signals that only flagged at the approval
     # No creation time: an instant beside the approving session's finalized_at would tell the operator whose
     # pass this is. The day of the proof is shared with every pass saved that day.
 
@@ -56,8 +63,22 @@ class AgePassChallenge(models.Model):
     session_id = models.CharField(max_length=30, blank=True, db_index=True)
     expires_at = models.DateTimeField()
     consumed_at = models.DateTimeField(null=True, blank=True)
-    completed = models.BooleanField(default=False)  # a `save` that stored its pass: one pass per approval
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class AgePassSaveRight(models.Model):
+    """The right to save one pass after a session's approval, held by the browser whose request completed the
+    approving step: that request set a secret in an HttpOnly cookie, and only its digest is kept here.
+
+    Another browser that opened the same link (the partner's backend has it from creation) holds no secret,
+    so it cannot save the user's approval on its own authenticator. Spent by one conditional UPDATE: one
+    pass per approval, however many saves arrive at once.
+    """
+
+    session_id = models.CharField(max_length=30, unique=True)
+    secret_digest = models.CharField(max_length=64)  # SHA-256 of the cookie's secret, hex
+    issued_at = models.DateTimeField()
+    spent_at = models.DateTimeField(null=True, blank=True)
 
 
 class AgePassPolicy(models.Model):

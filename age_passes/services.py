@@ -33,15 +33,19 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from sessions_api.choices import ProofAge
 from sessions_api.models import Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
 from tenants.models import Tenant
 
-from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, Method, Purpose
+from .assurance import assurance_proved, assurance_shortfall
+from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, AgePassSaveRight, Method, Purpose
+from .save_rights import save_right_held, save_right_issue, save_right_spend
 
 logger = logging.getLogger(__name__)
 
 CHALLENGE_LIFETIME = timedelta(minutes=5)
+SAVE_WINDOW = timedelta(minutes=10)  # after the approval: a pass is saved then, or not at all
 CEREMONY_TIMEOUT_MS = 120_000
 THRESHOLD_RANGE = range(10, 22)  # the limits a document's age can prove (the API's age limits)
 METHOD_OF_REASON = {
@@ -63,7 +67,19 @@ MESSAGE_TOO_YOUNG_PASS = gettext_noop(
 MESSAGE_METHOD = gettext_noop(
     "This site needs a stronger proof than the one your age pass holds. Please use another way below."
 )
+MESSAGE_STRICTER_CHECK = gettext_noop(
+    "This site asks for a stricter check than the one your age pass was saved after. Please use another way below."
+)
 MESSAGE_TOO_OLD_PROOF = gettext_noop("The proof in your age pass is too old for this site. Please use another way.")
+MESSAGE_REDACTED = gettext_noop("This verification's results were erased, so no age pass can be saved from it.")
+MESSAGE_NOT_THIS_BROWSER = gettext_noop(
+    "An age pass can be saved only on the device and in the browser that completed this verification."
+)
+MESSAGE_RATE_LIMITED = gettext_noop("Too many tries from this network. Please wait a minute and try again.")
+MESSAGE_ALREADY_SAVED = gettext_noop("An age pass was already saved after this verification.")
+MESSAGE_SAVE_TOO_LATE = gettext_noop(
+    "An age pass can be saved only in the first minutes after a verification. Verify again to save one."
+)
 
 
 class AgePassUnavailable(Exception):
@@ -71,11 +87,12 @@ class AgePassUnavailable(Exception):
 
 
 class AgePassRefused(Exception):
-    """The browser's answer did not prove what it had to; `code` for programs, `message` for the user."""
+    """The browser's answer did not prove what it had to; `code` for programs, `message` for the user,
+    `status` the HTTP status the flow answers with (400: the answer; 403: not this browser; 409: the session)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, *, status: int = 400):
         super().__init__(code)
-        self.code, self.message = code, message
+        self.code, self.message, self.status = code, message, status
 
 
 @dataclass(frozen=True)
@@ -162,20 +179,52 @@ def _save_method(session: VerificationSession) -> str | None:
     return METHOD_OF_REASON.get(session.reason)
 
 
-def age_pass_save_offered(session: VerificationSession) -> bool:
-    """Whether the result page offers to save a pass: an approval by face, document or digital ID in a live
-    session of a tenant that offers passes, by a method the deployment lets save one, not saved already."""
+def _save_available(session: VerificationSession) -> bool:
+    """An approval by face, document or digital ID in a live session of a tenant that offers passes, by a
+    method the deployment lets save one."""
     if session.mode != Mode.LIVE or session.status != Status.APPROVED:
         return False
     method = _save_method(session)
     policy = _policy(session)
-    return (
-        method is not None
-        and method in settings.AGE_PASS_METHODS
-        and policy is not None
-        and policy.offer_saving
-        and not AgePassChallenge.objects.filter(session_id=session.id, purpose=Purpose.SAVE, completed=True).exists()
-    )
+    return method is not None and method in settings.AGE_PASS_METHODS and policy is not None and policy.offer_saving
+
+
+def age_pass_save_right_issue(*, session: VerificationSession) -> str | None:
+    """The secret of a new right to save a pass after this session's approval, for the browser whose request
+    just completed a step that may approve it (it replaces any earlier one); None, storing nothing, where the
+    session could never save a pass."""
+    policy = _policy(session)
+    if session.mode != Mode.LIVE or policy is None or not policy.offer_saving:
+        return None
+    return save_right_issue(session_id=session.id)
+
+
+def _save_refusal(session: VerificationSession, save_right: str | None) -> Exception | None:
+    """Why this browser (holding `save_right`, the secret of its cookie) cannot save a pass now, or None."""
+    if session.redacted_at is not None:
+        return AgePassRefused("session_redacted", MESSAGE_REDACTED, status=409)
+    if not _save_available(session):
+        return AgePassUnavailable(session.id)
+    held = save_right_held(session_id=session.id, secret=save_right)
+    if held is None:
+        return AgePassRefused("not_this_browser", MESSAGE_NOT_THIS_BROWSER, status=403)
+    if not held:
+        return AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
+    if session.finalized_at is None or timezone.now() > session.finalized_at + SAVE_WINDOW:
+        return AgePassRefused("save_too_late", MESSAGE_SAVE_TOO_LATE, status=409)
+    return None
+
+
+def age_pass_save_offered(session: VerificationSession, *, save_right: str | None) -> bool:
+    """Whether the result page offers this browser to save a pass: it completed the approving step, the
+    approval may be saved, is recent, not redacted and not saved already."""
+    return _save_refusal(session, save_right) is None
+
+
+def _save_allowed(session: VerificationSession, save_right: str | None) -> None:
+    refusal = _save_refusal(session, save_right)
+    if refusal is not None:
+        raise refusal
 
 
 def thresholds_proved(session: VerificationSession) -> list[int]:
@@ -186,9 +235,8 @@ def thresholds_proved(session: VerificationSession) -> list[int]:
     return [session.age_limit]
 
 
-def age_pass_registration_options(*, session: VerificationSession) -> dict:
-    if not age_pass_save_offered(session):
-        raise AgePassUnavailable(session.id)
+def age_pass_registration_options(*, session: VerificationSession, save_right: str | None) -> dict:
+    _save_allowed(session, save_right)
     limit = max(thresholds_proved(session))
     options = webauthn.generate_registration_options(
         rp_id=rp_id(),
@@ -220,10 +268,13 @@ def _lifetime_days(session: VerificationSession) -> int:
     return days
 
 
-def age_pass_save(*, session: VerificationSession, credential) -> AgePass:
-    """Verify the new passkey and store the pass beside it: what was proved, how, when, until when."""
-    if not age_pass_save_offered(session):
-        raise AgePassUnavailable(session.id)
+def age_pass_save(*, session: VerificationSession, save_right: str | None, credential) -> AgePass:
+    """Verify the new passkey and store the pass beside it: what was proved, how, when, until when.
+
+    The browser's right is spent by one conditional UPDATE in the pass's transaction: of saves sent at once,
+    the first to commit stores its pass and the others find the right spent.
+    """
+    _save_allowed(session, save_right)
     try:
         challenge = parse_client_data_json(
             parse_registration_credential_json(credential).response.client_data_json
@@ -242,15 +293,18 @@ def age_pass_save(*, session: VerificationSession, credential) -> AgePass:
     except (WebAuthnException, ValueError, TypeError, KeyError) as error:
         logger.info("age pass: registration refused for %s: %s", session.id, error)
         raise AgePassRefused("not_verified", MESSAGE_NOT_VERIFIED)
-    today = timezone.now().date()
+    now = timezone.now()
+    today = now.date()
     with transaction.atomic():
-        AgePassChallenge.objects.filter(challenge=challenge).update(completed=True)
+        if not save_right_spend(session_id=session.id, secret=save_right, now=now):
+            raise AgePassRefused("already_saved", MESSAGE_ALREADY_SAVED, status=409)
         return AgePass.objects.create(
             credential_id=verified.credential_id,
             public_key=verified.credential_public_key,
             sign_count=verified.sign_count,
             method=_save_method(session),
             thresholds=thresholds_proved(session),
+            **assurance_proved(session),
             proved_on=today,
             expires_on=today + timedelta(days=_lifetime_days(session)),
         )
@@ -323,6 +377,8 @@ def _refusal_for(age_pass: AgePass, session: VerificationSession, policy: AgePas
         return AgePassRefused("limit_not_proved", MESSAGE_TOO_YOUNG_PASS)
     if METHOD_RANK[age_pass.method] < METHOD_RANK[policy.minimum_method]:
         return AgePassRefused("method_not_accepted", MESSAGE_METHOD)
+    if shortfall := assurance_shortfall(age_pass, session.tenant):
+        return AgePassRefused(shortfall, MESSAGE_STRICTER_CHECK)
     if policy.max_proof_age_days is not None and (today - age_pass.proved_on).days > policy.max_proof_age_days:
         return AgePassRefused("proof_too_old", MESSAGE_TOO_OLD_PROOF)
     return None
@@ -346,13 +402,10 @@ def age_pass_use(*, session: VerificationSession, credential) -> PassUse:
     refused = _refusal_for(age_pass, session, _policy(session), timezone.now().date())
     if refused is not None:
         return PassUse(approved=False, code=refused.code, message=refused.message)
+    # Only what this tenant asked: its limit and the proof's age in buckets (docs/age-pass.md, linking).
+    proof_days = (timezone.now().date() - age_pass.proved_on).days
     results = Results(
-        age_pass={
-            "method": age_pass.method,
-            "proved_on": age_pass.proved_on,
-            "expires_on": age_pass.expires_on,
-            "thresholds": list(age_pass.thresholds),
-        }
+        age_pass={"method": age_pass.method, "thresholds": [session.age_limit], "proof_age": ProofAge.of(proof_days)}
     )
     cause = AGE_PASS_CAUSE
     try:
@@ -399,8 +452,10 @@ def age_passes_revoke(*, method: str) -> int:
 
 
 def age_passes_purge(*, today: date | None = None) -> int:
-    """Delete expired passes and spent challenges (the retention purge); the number of passes deleted."""
+    """Delete expired passes, spent challenges and rights to save (the retention purge); the number of passes
+    deleted. A right is of no use a day after it was issued: its approval comes within minutes."""
     today = today or timezone.now().date()
     deleted, _ = AgePass.objects.filter(expires_on__lte=today).delete()
     AgePassChallenge.objects.filter(expires_at__lt=timezone.now() - timedelta(days=1)).delete()
+    AgePassSaveRight.objects.filter(issued_at__lt=timezone.now() - timedelta(days=1)).delete()
     return deleted

@@ -14,6 +14,7 @@ Every answer is JSON; the checks themselves are age_passes.services' (py_webauth
 import json
 from functools import wraps
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext, gettext_noop
@@ -21,16 +22,21 @@ from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from age_passes.services import (
+    MESSAGE_RATE_LIMITED,
     AgePassRefused,
     AgePassUnavailable,
     age_pass_authentication_options,
     age_pass_manage,
     age_pass_registration_options,
     age_pass_save,
+    age_pass_save_right_issue,
     age_pass_use,
 )
+from core.client_address import client_address
+from sessions_api.api.rate_limit import bucket_take
 from sessions_api.selectors import session_get
 
+from .cookie import COOKIE_PATH, cookie_attributes_cross_site, flow_cookie_read
 from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
@@ -38,6 +44,11 @@ MAX_BODY_BYTES = 64 * 1024  # a passkey's answer is a few kilobytes
 # In English here, translated where shown (age_pass_endpoint), as age_passes.services' messages.
 MESSAGE_NO_CREDENTIAL = gettext_noop("Your age pass could not be checked. Please try again.")
 MESSAGE_UNKNOWN_ACTION = gettext_noop("Choose show or delete.")
+SAVE_RIGHT_COOKIE = "av_pass_save"
+SAVE_RIGHT_MAX_AGE = 24 * 3600  # the right is checked against the approval's time; the cookie just outlives it
+# The user's own page is anonymous: each ask stores a challenge, so an address gets a few asks, then one a minute.
+MANAGE_BURST_PER_ADDRESS = 10
+MANAGE_RATE_PER_ADDRESS = 1 / 60
 
 
 def _json(body: dict, status: int = 200):
@@ -54,8 +65,43 @@ def _body(request):
     return body if isinstance(body, dict) else None
 
 
+def save_right_grant(request, response, session) -> None:
+    """Give the browser of this request, which completed a step that may approve `session`, the right to save
+    a pass after the approval: a secret in an HttpOnly cookie, replacing any earlier one."""
+    secret = age_pass_save_right_issue(session=session)
+    if secret is None:
+        return
+    response.set_cookie(
+        SAVE_RIGHT_COOKIE,
+        secret,
+        max_age=SAVE_RIGHT_MAX_AGE,
+        path=COOKIE_PATH,
+        httponly=True,
+        secure=not settings.DEBUG,
+        samesite="Lax",
+    )
+    cookie = flow_cookie_read(request)
+    if cookie is not None and cookie.embedded:
+        cookie_attributes_cross_site(response, SAVE_RIGHT_COOKIE)
+
+
+def save_right_read(request) -> str | None:
+    return request.COOKIES.get(SAVE_RIGHT_COOKIE)
+
+
+def _manage_wait(request) -> int | None:
+    """Seconds to wait when this address is over the own page's limit; None when it may go on (or Redis is away)."""
+    state = bucket_take(
+        f"age-pass-manage:address:{client_address(request) or 'unknown'}",
+        rate=MANAGE_RATE_PER_ADDRESS,
+        burst=MANAGE_BURST_PER_ADDRESS,
+    )
+    return state.retry_after if state is not None and not state.allowed else None
+
+
 def age_pass_endpoint(*, needs_session: bool = True):
-    """CSRF-checked POST with a JSON body, and the cookie's session when `needs_session`."""
+    """CSRF-checked POST with a JSON body, and the cookie's session when `needs_session`; without a session
+    (the user's own page) the client address's token bucket is checked first (429 with Retry-After)."""
 
     def decorate(view):
         @require_POST
@@ -63,6 +109,10 @@ def age_pass_endpoint(*, needs_session: bool = True):
         @outage_safe
         @wraps(view)
         def wrapper(request):
+            if not needs_session and (wait := _manage_wait(request)) is not None:
+                response = _json({"error": "rate_limited", "message": gettext(MESSAGE_RATE_LIMITED)}, 429)
+                response["Retry-After"] = str(wait)
+                return response
             session = flow_session(request) if needs_session else None
             if needs_session and session is None:
                 return _json({"error": "no_session"}, 403)
@@ -74,7 +124,7 @@ def age_pass_endpoint(*, needs_session: bool = True):
             except AgePassUnavailable:
                 return _json({"error": "unavailable", "next": page_url_for(session) if session else None}, 409)
             except AgePassRefused as refused:
-                return _json({"error": refused.code, "message": gettext(refused.message)}, 400)
+                return _json({"error": refused.code, "message": gettext(refused.message)}, refused.status)
 
         return wrapper
 
@@ -90,12 +140,12 @@ def _credential(body: dict):
 
 @age_pass_endpoint()
 def save_options(request, session, body):
-    return {"publicKey": age_pass_registration_options(session=session)}
+    return {"publicKey": age_pass_registration_options(session=session, save_right=save_right_read(request))}
 
 
 @age_pass_endpoint()
 def save(request, session, body):
-    saved = age_pass_save(session=session, credential=_credential(body))
+    saved = age_pass_save(session=session, save_right=save_right_read(request), credential=_credential(body))
     return {"saved": True, "expiresOn": saved.expires_on.isoformat(), "thresholds": saved.thresholds}
 
 

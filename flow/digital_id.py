@@ -10,7 +10,7 @@ Every answer is JSON; a session not at a step that offers it gets 409 with the p
 import json
 from functools import wraps
 
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_protect
@@ -25,6 +25,7 @@ from sessions_api.digital_id import (
 )
 from sessions_api.selectors import session_get
 
+from .age_pass import save_right_grant
 from .headers import flow_headers
 from .navigation import flow_session, outage_safe, page_url_for
 
@@ -58,7 +59,8 @@ def digital_id_endpoint(view):
         if not isinstance(body, dict):
             return _json({"error": "malformed_json"}, 400)
         try:
-            return _json(view(request, session, body))
+            answer = view(request, session, body)
+            return answer if isinstance(answer, HttpResponse) else _json(answer)
         except DigitalIdUnavailable:
             return _json(
                 {"error": "unavailable", "message": str(MESSAGE_UNAVAILABLE), "next": page_url_for(session)}, 409
@@ -85,7 +87,10 @@ def response_submit(request, session, body):
             "message": gettext(outcome.message) % {"age_limit": session.age_limit},
             "next": None,
         }
-    return {"status": outcome.status, "message": None, "next": page_url_for(session)}
+    response = _json({"status": outcome.status, "message": None, "next": page_url_for(session)})
+    if session.status == Status.APPROVED:  # this browser's wallet answer approved the session
+        save_right_grant(request, response, session)
+    return response
 
 
 @digital_id_endpoint

@@ -10,6 +10,7 @@ frame-ancestors is the one parent origin bound at begin (EmbeddedFlowMiddleware)
 """
 
 import json
+import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -47,8 +48,14 @@ POPUP_OPENER_POLICY = "unsafe-none"
 _MAX_BODY = 4096
 
 
+# What a Content-Security-Policy source may be here, checked again as it is written: whatever a stored or
+# signed value holds, only scheme://host[:port] (a DNS name or an IPv4 or bracketed IPv6 address) gets in.
+_PLAIN_ORIGIN = re.compile(r"https?://(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
+
+
 def frame_ancestors(origins) -> str:
-    return "frame-ancestors " + (" ".join(origins) if origins else "'none'")
+    plain = [origin for origin in origins if _PLAIN_ORIGIN.fullmatch(origin)]
+    return "frame-ancestors " + (" ".join(plain) if plain else "'none'")
 
 
 def _remember_language(response, language: str | None, *, cross_site: bool) -> None:

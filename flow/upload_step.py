@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 from sessions_api.selectors import session_get
 from sessions_api.submission import SubmissionRejected, upload_refused
 
+from .age_pass import save_right_grant
 from .errors import error_page
 from .navigation import SeeOther, flow_page, page_url_for
 from .upload_rate import upload_wait
@@ -69,7 +70,9 @@ def upload_step_view(step: UploadStep):
             if rejected.counts:
                 return refused(request, session, error=rejected.message, status=rejected.status_code)
             return step.page(request, session, error=rejected.message, status=rejected.status_code)
-        return SeeOther(reverse("flow:progress"))
+        response = SeeOther(reverse("flow:progress"))
+        save_right_grant(request, response, session)  # this browser's pictures may approve the session
+        return response
 
     @csrf_exempt  # the upload handler must be set before anything reads the body; CSRF is checked just after
     def view(request):

@@ -62,6 +62,7 @@ from sessions_api.submission import (
 )
 from tenants.branding import tenant_branding
 
+from .age_pass import save_right_read
 from .cookie import flow_cookie_read, flow_cookie_set
 from .errors import error_page
 from .headers import flow_headers, no_referrer
@@ -370,7 +371,7 @@ def result(request, session):
             approved=session.status == Status.APPROVED,
             return_address=_return_address(request, session),
             denial_message=denial_message(session.reason, step=session.step),
-            age_pass_save=age_pass_save_offered(session),
+            age_pass_save=age_pass_save_offered(session, save_right=save_right_read(request)),
         ),
     )
 

@@ -30,6 +30,23 @@ class Reason(models.TextChoices):
     EXPIRED = "expired", "Expired"
 
 
+class ProofAge(models.TextChoices):
+    """How long ago an age pass's proof was made, in buckets that many passes share (`agePass.proofAge`):
+    an exact day, the same at every tenant, would join the sessions a pass approved."""
+
+    UNDER_1_MONTH = "under_1_month", "Less than a month"
+    UNDER_3_MONTHS = "under_3_months", "Less than three months"
+    UNDER_1_YEAR = "under_1_year", "Less than a year"
+    OVER_1_YEAR = "over_1_year", "A year or more"
+
+    @classmethod
+    def of(cls, days: int) -> "ProofAge":
+        for bucket, below in ((cls.UNDER_1_MONTH, 31), (cls.UNDER_3_MONTHS, 92), (cls.UNDER_1_YEAR, 366)):
+            if days < below:
+                return bucket
+        return cls.OVER_1_YEAR
+
+
 class Mode(models.TextChoices):
     LIVE = "live", "Live"
     TEST = "test", "Test (sandbox)"

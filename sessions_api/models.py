@@ -8,7 +8,7 @@ from django.db import models
 from core.identifiers import prefixed_ulid
 from tenants.models import Tenant
 
-from .choices import Mode, Reason, Status, Step
+from .choices import Mode, ProofAge, Reason, Status, Step
 from .return_urls import return_url
 
 
@@ -140,17 +140,17 @@ class AgeCredentialResult(models.Model):
 
 
 class AgePassResult(models.Model):
-    """What an age pass showed when it approved the session (`agePass`): nothing that names the pass.
+    """What an age pass showed when it approved the session (`agePass`): only what the tenant asked.
 
-    Days, not instants: an exact time of the proof would be the same at every tenant the pass is used at,
-    and so would link the sessions; a day is shared with every other pass proved that day.
+    The session's own limit (not every limit a document proved: the holder's age in years) and the proof's
+    age in coarse buckets; no day of the proof or expiry, which would be the same at every tenant the pass
+    is used at and so join the sessions (and the expiry would tell the saving tenant's lifetime setting).
     """
 
     session = models.OneToOneField(VerificationSession, on_delete=models.CASCADE, related_name="age_pass")
     method = models.CharField(max_length=20)  # "face", "document" or "digital_id"
-    proved_on = models.DateField()
-    expires_on = models.DateField()
-    thresholds = models.JSONField(default=list)  # the age limits the pass proves, e.g. [10, ..., 18]
+    thresholds = models.JSONField(default=list)  # the session's age limit, which the pass proved: [18]
+    proof_age = models.CharField(max_length=14, choices=ProofAge.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 
 

@@ -27,7 +27,7 @@ GUIDE: dict[str, ReasonGuide] = {
         Status.APPROVED,
         "The user showed an age pass saved on their device after an earlier approval (a passkey, with user "
         "verification), and it proves the limit.",
-        "Grant access; `agePass` holds how and when the age was proved and which limits the pass covers.",
+        "Grant access; `agePass` holds how the age was proved, the session's limit it proved and how long ago.",
     ),
     Reason.LIVENESS_FAILED: ReasonGuide(
         Status.DENIED,

@@ -15,7 +15,7 @@ from checks.face_match import MATCH_THRESHOLD
 from checks.results import AgeReading
 
 from .age_assurance.policy import FaceRule, tenant_face_rule
-from .models import Mode, Reason, Status, Step, VerificationSession
+from .models import Mode, ProofAge, Reason, Status, Step, VerificationSession
 from .state_machine import ENDS_ANY_OPEN_SESSION, Results, TransitionNotAllowed, session_transition
 
 TARGETS = (Status.PROCESSING, Status.REQUIRES_DOC, Status.APPROVED, Status.DENIED)
@@ -122,15 +122,9 @@ def _digital_id_result(session: VerificationSession, reason: str) -> Results:
 
 
 def _age_pass_result(session: VerificationSession) -> Results:
-    """A pass proved by a document a month ago, covering every limit up to the session's."""
-    today = timezone.now().date()
+    """A pass proved by a document less than a month ago, shown for the session's limit."""
     return Results(
-        age_pass={
-            "method": "document",
-            "proved_on": today - datetime.timedelta(days=30),
-            "expires_on": today + datetime.timedelta(days=335),
-            "thresholds": list(range(min(10, session.age_limit), session.age_limit + 1)),
-        }
+        age_pass={"method": "document", "thresholds": [session.age_limit], "proof_age": ProofAge.UNDER_1_MONTH}
     )
 
 

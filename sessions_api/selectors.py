@@ -102,9 +102,8 @@ class AgeCredentialRead:
 @dataclass(frozen=True)
 class AgePassRead:
     method: str
-    proved_on: date
-    expires_on: date
     thresholds: list
+    proof_age: str
 
 
 class SessionRead(NamedTuple):
@@ -152,7 +151,7 @@ def _session_read_sql() -> str:
         f"SELECT {columns}, a.id, a.estimated_age, a.age_confidence, l.id, l.is_live, l.liveness_score, l.signals, "
         f"d.id, d.true_age, d.birthdate, d.liveness_checked, d.holder_match_score, d.holder_match_passed, "
         f"c.id, c.kind, c.doc_type, c.claim, c.value, c.issuer_country, c.trust_source, c.created_at, "
-        f"p.id, p.method, p.proved_on, p.expires_on, p.thresholds, s.tenant_id "
+        f"p.id, p.method, p.thresholds, p.proof_age, s.tenant_id "
         f"FROM {session} s "
         f"LEFT JOIN {age} a ON a.session_id = s.id LEFT JOIN {liveness} l ON l.session_id = s.id "
         f"LEFT JOIN {document} d ON d.session_id = s.id LEFT JOIN {credential} c ON c.session_id = s.id "

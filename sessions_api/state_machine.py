@@ -75,7 +75,7 @@ class Results:
     liveness: dict | None = None  # {"is_live", "liveness_score"[, "signals"]}
     document: dict | None = None  # {"document_kind", "birthdate", "true_age", "expiry_date"}
     age_credential: dict | None = None  # {"kind", "doc_type", "claim", "value", "issuer_country", "trust_source"}
-    age_pass: dict | None = None  # {"method", "proved_on", "expires_on", "thresholds"}
+    age_pass: dict | None = None  # {"method", "thresholds", "proof_age"}
 
 
 def _check_reason(to: str, reason: str) -> None:

@@ -24,8 +24,16 @@ def _is_loopback(host: str) -> bool:
 
 def _host_normalize(host: str) -> str | None:
     """The host of an origin as browsers write it (lower case, IDNA, IPv6 in brackets), or None if it is none."""
+    if ":" in host:
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            return None
+        # A zone id ("%eth0") names an interface of the browser's own machine, never a web origin, and
+        # Python's parser takes anything after the "%" (a ";" and a whole policy directive included).
+        return None if address.scope_id is not None else f"[{address.compressed}]"
     try:
-        return f"[{ipaddress.IPv6Address(host).compressed}]" if ":" in host else str(ipaddress.IPv4Address(host))
+        return str(ipaddress.IPv4Address(host))
     except ValueError:
         pass
     try:

@@ -17,7 +17,7 @@ from webhooks.selectors import webhook_host_is_forbidden
 
 from ..client_access import client_secret_for
 from ..flow_link import flow_signature_for, verification_url
-from ..models import Mode, Reason, Status, VerificationSession
+from ..models import Mode, ProofAge, Reason, Status, VerificationSession
 from ..reasons import reason_description
 from ..subjects import SUBJECT_MAX_LENGTH, text_problem
 from ..subjects import has_unstorable_characters as _has_unstorable_characters
@@ -480,28 +480,21 @@ class AgeCredentialOutputSerializer(serializers.Serializer):
 
 
 class AgePassOutputSerializer(serializers.Serializer):
-    """What an age pass proved (reason `age_pass`): the same for every tenant the pass is shown to."""
+    """What an age pass proved (reason `age_pass`), only as far as this session asked: nothing that is the same
+    for one pass at every tenant and so would join the sessions it approved."""
 
     method = serializers.ChoiceField(
         choices=["face", "document", "digital_id"], help_text="How the age was proved when the pass was saved."
     )
-    provedAt = serializers.SerializerMethodField(help_text="The day (UTC) of the proof: midnight, never the time.")
-    expiresAt = serializers.SerializerMethodField(help_text="The day (UTC) the pass stops being accepted.")
     thresholds = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The age limits the pass proves, e.g. [18] or [10, ..., 19]."
+        child=serializers.IntegerField(),
+        help_text="The session's age limit, which the pass proved: [18]. Never the other limits a pass covers.",
     )
-
-    @extend_schema_field({"type": "string", "format": "date-time", "example": "2026-11-26T00:00:00.000Z"})
-    def get_provedAt(self, result) -> str:
-        return _day(result.proved_on)
-
-    @extend_schema_field({"type": "string", "format": "date-time", "example": "2027-11-26T00:00:00.000Z"})
-    def get_expiresAt(self, result) -> str:
-        return _day(result.expires_on)
-
-
-def _day(day) -> str:
-    return f"{day.isoformat()}T00:00:00.000Z"
+    proofAge = serializers.ChoiceField(
+        choices=ProofAge.values,
+        help_text="How long ago the age was proved, in coarse buckets (under_1_month: less than 31 days, "
+        "under_3_months: less than 92, under_1_year: less than 366, over_1_year). No day of proof or expiry.",
+    )
 
 
 class SessionCreateResponseSerializer(serializers.Serializer):
@@ -637,8 +630,7 @@ def session_read_representation(session) -> dict:
         if age_pass is None
         else {
             "method": age_pass.method,
-            "provedAt": _day(age_pass.proved_on),
-            "expiresAt": _day(age_pass.expires_on),
             "thresholds": list(age_pass.thresholds),
+            "proofAge": age_pass.proof_age,
         },
     }

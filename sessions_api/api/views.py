@@ -249,7 +249,8 @@ class SessionDetailApi(ApiView):
             "`ageEstimation`, `liveness`, `validateDoc`, `ageCredential` and `agePass` are always present, each "
             "`null` until that check has produced a result. `ageCredential` is the age proof of a wallet credential "
             "(digital ID): `validateDoc` stays `null` then, as no birth date is ever read. `agePass` is what an age "
-            "pass the user saved earlier proved (reason `age_pass`): days, not times, and nothing that names the pass."
+            "pass the user saved earlier proved (reason `age_pass`): the session's limit and the proof's age in "
+            "buckets, nothing that names the pass or joins it across tenants."
         ),
         parameters=response_headers(200),
         responses={200: SessionReadResponseSerializer, **problems(401, 403, 404, 429, 503)},

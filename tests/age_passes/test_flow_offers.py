@@ -6,7 +6,11 @@ offers, the options the browser is given, and the refusals that need no authenti
 
 import json
 
+from django.test import Client
+
+from age_passes.models import AgePassChallenge
 from sessions_api.models import Reason, Status
+from tests.age_passes.conftest import save_right_give
 from tests.support.flow import approve, open_flow
 
 SAVE_BUTTON = "Save an age pass on this device"
@@ -58,6 +62,7 @@ def test_an_answer_that_is_not_a_passkey_s_is_refused_and_the_session_stays_open
 
 
 def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(live_visitor, policy):
+    save_right_give(live_visitor)
     approve(live_visitor.session_id)
     page = live_visitor.client.get("/flow/result").content.decode()
 
@@ -72,6 +77,7 @@ def test_the_result_page_of_a_document_approval_offers_to_save_a_pass_and_stays(
 
 
 def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(live_visitor, api, policy, settings):
+    save_right_give(live_visitor)
     approve(live_visitor.session_id, reason=Reason.AGE_ESTIMATION)
     assert SAVE_BUTTON in live_visitor.client.get("/flow/result").content.decode()
 
@@ -83,6 +89,7 @@ def test_no_pass_is_offered_after_an_approval_by_a_pass_or_where_saving_is_off(l
     policy.offer_saving = False
     policy.save()
     other = open_flow(api, callback_url="https://shop.example.com/done")
+    save_right_give(other)
     approve(other.session_id)
     page = other.client.get("/flow/result").content.decode()
     assert SAVE_BUTTON not in page
@@ -106,3 +113,30 @@ def test_the_user_s_own_page_is_reached_without_a_session_and_asks_the_passkey(c
         content_type="application/json",
     )
     assert (refused.status_code, refused.json()["error"]) == (400, "malformed")
+
+
+def test_a_redacted_session_is_refused_a_pass_with_a_json_reason(live_visitor, api, policy):
+    save_right_give(live_visitor)
+    approve(live_visitor.session_id)
+    assert api.post(f"/v1/sessions/{live_visitor.session_id}/redact").status_code == 200
+
+    assert SAVE_BUTTON not in live_visitor.client.get("/flow/result").content.decode()
+    for path in ("/flow/age-pass/save/options", "/flow/age-pass/save"):
+        status, answer = _post(live_visitor, path, {"credential": {}})
+        assert (status, answer["error"]) == (409, "session_redacted")
+        assert "erased" in answer["message"]
+
+
+def test_the_anonymous_manage_options_are_rate_limited_per_address_with_retry_after(client, db):
+    def ask(client):
+        return client.post("/flow/age-pass/manage/options", data="{}", content_type="application/json")
+
+    answers = [ask(client) for _ in range(40)]
+
+    statuses = [answer.status_code for answer in answers]
+    assert 429 in statuses and set(statuses) == {200, 429}
+    limited = answers[statuses.index(429)]
+    assert limited.json()["error"] == "rate_limited" and int(limited["Retry-After"]) >= 1
+    assert AgePassChallenge.objects.count() == statuses.count(200) <= 10  # a refused ask stores nothing
+    elsewhere = Client(REMOTE_ADDR="198.51.100.9")
+    assert ask(elsewhere).status_code == 200

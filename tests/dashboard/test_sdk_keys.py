@@ -125,6 +125,8 @@ def test_a_client_notification_url_that_could_never_be_sent_to_is_refused_when_s
         'https://shop.example"><script>',
         "https://shop.example,https://evil.example",
         "https://*.shop.example",
+        "https://[fe80::1%;script-src 'unsafe-inline' *;x]",  # an IPv6 zone id carrying a policy
+        "https://[fe80::1%25eth0]",
     ],
 )
 def test_an_allowed_origin_must_be_exactly_scheme_host_and_port(dashboard, onboarded, origin):

@@ -16,8 +16,11 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from age_passes.models import AgePass, AgePassPolicy
-from sessions_api.models import Reason, Status
+from age_passes.services import age_pass_save_right_issue
+from flow.age_pass import SAVE_RIGHT_COOKIE
+from sessions_api.models import Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, session_transition
+from tenants.models import Tenant
 from tenants.services import tenant_create
 from tests.e2e.conftest import Partner
 
@@ -62,27 +65,62 @@ def second_shop(live_base_url, transactional_db):
     partner.http.close()
 
 
-def _approve_by_document(session_id: str, true_age: int) -> None:
+def _save_right_give(page, session_id: str) -> None:
+    """The HttpOnly cookie the browser's approving submission would have been given."""
+    secret = age_pass_save_right_issue(session=VerificationSession.objects.get(pk=session_id))
+    page.context.add_cookies(
+        [{"name": SAVE_RIGHT_COOKIE, "value": secret, "url": page.url, "httpOnly": True, "sameSite": "Lax"}]
+    )
+
+
+def _approve_by_document(session_id: str, true_age: int, *, presence: bool = True) -> None:
+    """`presence`: the tenant's presence policy was on (head turns passed, the face matched the portrait)."""
     today = timezone.now().date()
     document = {
         "document_kind": "passport",
         "birthdate": today.replace(year=today.year - true_age) - datetime.timedelta(days=40),
         "true_age": true_age,
         "expiry_date": today.replace(year=today.year + 5),
-        "liveness_checked": True,
-        "holder_match_score": 0.72,
-        "holder_match_passed": True,
+        "liveness_checked": presence,
+        "holder_match_score": 0.72 if presence else None,
+        "holder_match_passed": True if presence else None,
     }
-    cause = "test: a document read by the document worker"
+    liveness = {"is_live": True, "liveness_score": 0.97} if presence else None
+    _approve(
+        session_id, Reason.DOCUMENT, "a document read by the document worker", document=document, liveness=liveness
+    )
+
+
+def _approve_by_face(session_id: str, *, confidence: float = 0.99, signals=()) -> None:
+    age = {"estimated_age": 31.0, "age_confidence": confidence}
+    liveness = {"is_live": True, "liveness_score": 0.97, "signals": list(signals)}
+    _approve(
+        session_id,
+        Reason.AGE_ESTIMATION,
+        "a selfie analysed by the selfie worker",
+        age_estimation=age,
+        liveness=liveness,
+    )
+
+
+def _approve(session_id: str, reason: str, cause: str, **results) -> None:
+    cause = f"test: {cause}"
     session_transition(session_id=session_id, to=Status.PROCESSING, cause=cause)
     session_transition(
         session_id=session_id,
         to=Status.APPROVED,
-        reason=Reason.DOCUMENT,
+        reason=reason,
         cause=cause,
         count_attempt=True,
-        results=Results(document=document, liveness={"is_live": True, "liveness_score": 0.97}),
+        results=Results(**results),
     )
+
+
+def _save_pass(page, created, live_base_url) -> None:
+    """The session's result page in this browser, and "Save an age pass" tapped there."""
+    page.goto(f"{live_base_url}/flow/result")
+    page.get_by_role("button", name="Save an age pass on this device").click()
+    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
 
 
 def _tap_use(page, created) -> dict:
@@ -110,6 +148,7 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     # 1. An adult (19) approved by document at the first shop saves a pass on this device.
     first = live_partner.create_session(subject="alice@first-shop", age_limit=18, notification_url=receiver.url())
     page.goto(first["verificationUrl"])
+    _save_right_give(page, first["sessionId"])
     _approve_by_document(first["sessionId"], true_age=19)
     page.goto(f"{live_base_url}/flow/result")
     expect(page.get_by_text("Age confirmed")).to_be_visible()
@@ -132,13 +171,9 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     screenshot(page, "age-pass-used")
     read = second_shop.get_session(second["sessionId"])
     assert (read["session"]["status"], read["session"]["reason"]) == ("approved", "age_pass")
-    today = timezone.now().date()
-    assert read["agePass"] == {
-        "method": "document",
-        "provedAt": f"{today.isoformat()}T00:00:00.000Z",
-        "expiresAt": f"{(today + datetime.timedelta(days=365)).isoformat()}T00:00:00.000Z",
-        "thresholds": list(range(10, 20)),
-    }
+    # Only what the second shop asked: its limit, not the age band the document proved; the proof's age in a
+    # bucket, no day of proof or expiry (the expiry told the first shop's lifetime setting).
+    assert read["agePass"] == {"method": "document", "thresholds": [18], "proofAge": "under_1_month"}
     assert read["validateDoc"] is None and read["ageEstimation"] is None and read["ageCredential"] is None
     second_hook = receiver.wait_for(2)[1]
     assert second_hook.path == "/b"
@@ -195,6 +230,7 @@ def test_an_age_pass_saved_after_a_document_approves_elsewhere_with_one_tap_and_
     assert second_shop.get_session(fourth["sessionId"])["session"]["status"] == "initiated"
 
     # 7. An expired pass is refused with the reason shown (the clock moved on: its expiry day is today).
+    today = timezone.now().date()
     AgePass.objects.update(expires_on=today)
     assert _tap_use(page, fourth)["code"] == "expired"
     expect(page.get_by_text("Your age pass has expired")).to_be_visible()
@@ -227,22 +263,9 @@ def test_a_face_pass_proves_only_its_limit_and_a_tenant_can_ask_for_a_document_o
     AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
     first = live_partner.create_session(subject="bob", age_limit=18)
     page.goto(first["verificationUrl"])
-    cause = "test: a selfie analysed by the selfie worker"
-    session_transition(session_id=first["sessionId"], to=Status.PROCESSING, cause=cause)
-    session_transition(
-        session_id=first["sessionId"],
-        to=Status.APPROVED,
-        reason=Reason.AGE_ESTIMATION,
-        cause=cause,
-        count_attempt=True,
-        results=Results(
-            age_estimation={"estimated_age": 31.0, "age_confidence": 0.99},
-            liveness={"is_live": True, "liveness_score": 0.97},
-        ),
-    )
-    page.goto(f"{live_base_url}/flow/result")
-    page.get_by_role("button", name="Save an age pass on this device").click()
-    expect(page.locator("[data-age-pass][data-saved=true]")).to_be_attached()
+    _save_right_give(page, first["sessionId"])
+    _approve_by_face(first["sessionId"])
+    _save_pass(page, first, live_base_url)
     assert AgePass.objects.get().thresholds == [18]
 
     # A face approval at 18 proves 18 only: not 21, and not 16 either (no other limit was decided).
@@ -278,6 +301,7 @@ def test_a_pass_is_saved_and_shown_in_the_page_s_language_with_its_method_and_da
     AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
     created = live_partner.create_session(subject="claire", age_limit=18)
     page.goto(created["verificationUrl"])
+    _save_right_give(page, created["sessionId"])
     _approve_by_document(created["sessionId"], true_age=19)
     page.goto(f"{live_base_url}/flow/result")
     page.get_by_label("Language").select_option("fr")
@@ -295,3 +319,107 @@ def test_a_pass_is_saved_and_shown_in_the_page_s_language_with_its_method_and_da
     expect(page.get_by_text(f"Prouvé le : {_in_french(today)}")).to_be_visible()
     expect(page.get_by_text(f"Valable jusqu’au : {expires}")).to_be_visible()
     screenshot(page, "age-pass-shown-in-french")
+
+
+# A test button that makes one passkey for its own challenge when clicked (the browser wants a user's gesture
+# for each), and a function that then sends every passkey made at once.
+PASSKEY_BUTTON_JS = """() => {
+  const csrf = document.querySelector('[data-age-pass] input[name=csrfmiddlewaretoken]').value;
+  window.post = (url, body) => fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json',
+                                           'X-CSRFToken': csrf}, body: JSON.stringify(body || {})});
+  const b64 = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const url64 = (buffer) => btoa(String.fromCharCode(...new Uint8Array(buffer)))
+    .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  window.made = [];
+  const button = document.createElement('button');
+  button.textContent = 'Make a passkey';
+  button.addEventListener('click', async () => { try {
+    const options = (await (await window.post('/flow/age-pass/save/options')).json()).publicKey;
+    const made = await navigator.credentials.create({publicKey: {...options, challenge: b64(options.challenge),
+                                                                 user: {...options.user, id: b64(options.user.id)}}});
+    window.made.push({id: made.id, rawId: url64(made.rawId), type: made.type, clientExtensionResults: {},
+                      response: {clientDataJSON: url64(made.response.clientDataJSON),
+                                 attestationObject: url64(made.response.attestationObject)}});
+    button.dataset.made = window.made.length;
+  } catch (error) { button.dataset.error = String(error); } });
+  document.body.prepend(button);
+}"""
+SEND_ALL_AT_ONCE_JS = """async () => {
+  const answers = await Promise.all(window.made.map((credential) => window.post('/flow/age-pass/save', {credential})));
+  return Promise.all(answers.map(async (answer) => [answer.status, await answer.json()]));
+}"""
+
+
+def test_six_saves_sent_at_once_after_one_approval_store_one_pass(
+    live_partner, onboarded, live_base_url, page, authenticator
+):
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    created = live_partner.create_session(subject="carol", age_limit=18)
+    page.goto(created["verificationUrl"])
+    _save_right_give(page, created["sessionId"])
+    _approve_by_document(created["sessionId"], true_age=30)
+    page.goto(f"{live_base_url}/flow/result")
+    expect(page.get_by_role("button", name="Save an age pass on this device")).to_be_visible()
+
+    page.evaluate(PASSKEY_BUTTON_JS)
+    cdp, authenticator_id = authenticator
+    button = page.get_by_role("button", name="Make a passkey")
+    for made in range(1, 7):  # six passkeys, each for its own challenge, before any is sent
+        button.click()
+        expect(button).to_have_attribute("data-made", str(made))
+        cdp.send("WebAuthn.clearCredentials", {"authenticatorId": authenticator_id})  # it keeps three at most
+
+    answers = page.evaluate(SEND_ALL_AT_ONCE_JS)
+
+    saved = [body for status, body in answers if status == 200 and body.get("saved")]
+    assert len(saved) == 1, answers
+    assert sorted(status for status, _ in answers) == [200, 409, 409, 409, 409, 409], answers
+    assert {body["error"] for status, body in answers if status == 409} == {"already_saved"}
+    assert AgePass.objects.count() == 1
+
+
+def test_a_pass_proved_under_laxer_settings_is_refused_by_a_stricter_tenant_with_the_reason(
+    live_partner, second_shop, onboarded, live_base_url, page, authenticator
+):
+    """A lax tenant's approvals do not become strong passes: each pass keeps the assurance it was proved under."""
+    AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(
+        document_presence_required=False, liveness_flag_only=["replay"]
+    )
+    strict = Tenant.objects.filter(name="Beta Shop")
+    strict.update(age_extra_years=5)
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="document")
+    cdp, authenticator_id = authenticator
+
+    # A document alone (presence off at the first shop: no head turns, no holder match) makes a document pass...
+    lax = live_partner.create_session(subject="dora", age_limit=18)
+    page.goto(lax["verificationUrl"])
+    _save_right_give(page, lax["sessionId"])
+    _approve_by_document(lax["sessionId"], true_age=30, presence=False)
+    _save_pass(page, lax, live_base_url)
+    # ... refused where presence is on, however strong its method looks.
+    refused = _tap_use(page, second_shop.create_session(subject="d1", age_limit=18))
+    assert refused["code"] == "presence_not_proved"
+    expect(page.get_by_text("asks for a stricter check than the one your age pass was saved after")).to_be_visible()
+    strict.update(document_presence_required=False)
+    assert _tap_use(page, second_shop.create_session(subject="d2", age_limit=18))["approved"] is True
+
+    # A face approved with no extra years, confidence 0.8 and a replay signal that only flagged there:
+    cdp.send("WebAuthn.clearCredentials", {"authenticatorId": authenticator_id})
+    AgePass.objects.all().delete()
+    face = live_partner.create_session(subject="erik", age_limit=18)
+    page.goto(face["verificationUrl"])
+    _save_right_give(page, face["sessionId"])
+    _approve_by_face(face["sessionId"], confidence=0.8, signals=["replay"])
+    _save_pass(page, face, live_base_url)
+    AgePassPolicy.objects.filter(tenant__name="Beta Shop").update(minimum_method="face")
+    steps = [  # the strict shop's settings, loosened one at a time; the refusal each leaves
+        ({}, "extra_years_not_proved"),
+        ({"age_extra_years": 0, "min_age_confidence": 0.9}, "confidence_not_proved"),
+        ({"min_age_confidence": 0.8}, "signal_not_accepted"),
+    ]
+    for number, (loosened, code) in enumerate(steps):
+        strict.update(**loosened)
+        assert _tap_use(page, second_shop.create_session(subject=f"e{number}", age_limit=18))["code"] == code
+    strict.update(liveness_flag_only=["replay"])
+    assert _tap_use(page, second_shop.create_session(subject="e9", age_limit=18))["approved"] is True

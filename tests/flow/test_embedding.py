@@ -41,13 +41,14 @@ def test_the_frame_document_may_be_framed_by_the_one_allowed_origin_that_embeds_
         "https://evil.example 'unsafe-inline'",
         "https://evil.example,https://x.example",
         "https://evil.example:99999",
+        "https://[fe80::1%;script-src 'unsafe-inline' *;x]",
     ],
 )
 def test_an_origin_parameter_that_is_not_exactly_an_origin_never_reaches_the_policy(pk, origin):
     response = Client().get("/flow/embed", {"key": pk.key, "origin": origin, "channel": "frame"})
 
     policy = response["Content-Security-Policy"]
-    assert "evil.example" not in policy and "unsafe-inline' *" not in policy
+    assert "evil.example" not in policy and "unsafe-inline' *" not in policy and "fe80" not in policy
     assert "frame-ancestors 'none'" in policy
 
 

@@ -145,14 +145,7 @@ def _approved_by_age_pass(api) -> str:
         to="approved",
         reason="age_pass",
         cause="age pass used",
-        results=Results(
-            age_pass={
-                "method": "document",
-                "proved_on": date(2026, 5, 1),
-                "expires_on": date(2027, 5, 1),
-                "thresholds": list(range(10, 22)),
-            }
-        ),
+        results=Results(age_pass={"method": "document", "thresholds": [18], "proof_age": "under_1_month"}),
     )
     return session_id
 

@@ -275,16 +275,15 @@ class AgeCredential(_CheckResult):
 
 @dataclass(frozen=True)
 class AgePass(_CheckResult):
-    """What an age pass the user saved earlier proved (reason `age_pass`): days, never instants."""
+    """What an age pass the user saved earlier proved (reason `age_pass`): the session's limit and the proof's
+    age in buckets ("under_1_month", "under_3_months", "under_1_year", "over_1_year")."""
 
     method: str | None
-    proved_at: datetime | None
-    expires_at: datetime | None
     thresholds: list[int] | None
+    proof_age: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _MEMBERS = {"method": "method", "provedAt": "proved_at", "expiresAt": "expires_at", "thresholds": "thresholds"}
-    _TIMESTAMPS = frozenset({"proved_at", "expires_at"})
+    _MEMBERS = {"method": "method", "thresholds": "thresholds", "proofAge": "proof_age"}
 
 
 _RESULT_FIELDS = ("session", "ageEstimation", "liveness", "validateDoc", "ageCredential", "agePass")

@@ -3,15 +3,7 @@
 import pytest
 
 from age_passes.models import AgePassPolicy
-from age_passes.services import age_pass_save_right_issue
-from flow.age_pass import SAVE_RIGHT_COOKIE
 from tests.support.flow import open_flow
-
-
-def save_right_give(visitor) -> None:
-    """Give the visitor's browser the right to save a pass that its approving submission would have set
-    (tests that approve through the state machine; test_save_right.py has the submissions themselves)."""
-    visitor.client.cookies[SAVE_RIGHT_COOKIE] = age_pass_save_right_issue(session=visitor.session)
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from django.test import Client
 
 from age_passes.models import AgePassChallenge
 from sessions_api.models import Reason, Status
-from tests.age_passes.conftest import save_right_give
-from tests.support.flow import approve, open_flow
+from tests.support.flow import approve, open_flow, save_right_give
 
 SAVE_BUTTON = "Save an age pass on this device"
 USE_BUTTON = "Use my age pass"

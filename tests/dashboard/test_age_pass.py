@@ -18,7 +18,7 @@ def test_the_session_page_shows_the_pass_s_method_limit_and_proof_age_bucket_onl
     page = dashboard.get(f"/dashboard/sessions/{session.id}/").content.decode()
 
     result = page.split('id="age-pass-result"', 1)[1].split("</dl>", 1)[0]
-    assert 'data-field="method">document<' in result
+    assert 'data-field="method">Identity document<' in result
     assert 'data-field="thresholds">18<' in result
     assert 'data-field="proofAge">Less than three months<' in result
     assert "Proved on" not in result and "Valid until" not in result

@@ -21,7 +21,7 @@ from flow.management.commands.flow_messages import CATALOGS, shipped_languages
 from sessions_api.models import Reason, Status
 from sessions_api.state_machine import session_transition
 from tenants.models import Tenant
-from tests.support.flow import approve, open_flow, start_path
+from tests.support.flow import approve, open_flow, save_right_give, start_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Modules whose MESSAGE_* constants are shown to the user by the flow (as stored or raised English text).
@@ -258,6 +258,7 @@ def _flow_in(language: str, api, sandbox_api) -> dict:
     read("analysis under way", visitor.client, "/flow/progress")
     session_transition(session_id=visitor.session_id, to=Status.REQUIRES_DOC, cause="test")
     read("document", visitor.client, "/flow/document")
+    save_right_give(visitor)
     approve(visitor.session_id)
     read("approved, offering to save an age pass", visitor.client, "/flow/result")
 

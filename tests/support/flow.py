@@ -147,3 +147,12 @@ def head_turns_with_capture_record(visitor, page: str, *, label: str, reflecting
 def analysed(visitor) -> VerificationSession:
     wait_until(lambda: visitor.session.status != "processing", timeout=ANALYSIS_TIMEOUT)
     return visitor.session
+
+
+def save_right_give(visitor) -> None:
+    """Give the visitor's browser the right to save a pass that its approving submission would have set
+    (tests that approve through the state machine; test_save_right.py has the submissions themselves)."""
+    from age_passes.services import age_pass_save_right_issue
+    from flow.age_pass import SAVE_RIGHT_COOKIE
+
+    visitor.client.cookies[SAVE_RIGHT_COOKIE] = age_pass_save_right_issue(session=visitor.session)

@@ -91,3 +91,14 @@ def test_the_hopper_portrait_is_a_second_person_for_the_fixtures():
     picture = Image.open(io.BytesIO(centre_frames("hopper")[0]))
     assert face_match.face_descriptor(picture) is not None
     assert hopper_portrait()[0].size == (480, 480)
+
+
+def test_the_portrait_sharpness_is_the_variance_of_scipys_laplacian():
+    # The service computes it without scipy (a research dependency); the research measured with scipy's.
+    laplace = pytest.importorskip("scipy.ndimage").laplace
+    from checks.face_match import _sharpness
+
+    rng = np.random.default_rng(7)
+    for shape in [(150, 150, 3), (37, 41, 3)]:
+        chip = rng.integers(0, 256, shape, dtype=np.uint8)
+        assert _sharpness(chip) == pytest.approx(float(laplace(chip.astype(np.float64).mean(axis=2)).var()))

@@ -2,6 +2,8 @@
 
 from django.contrib import admin, messages
 
+from tenants.audit import Actor
+
 from .models import AgePass, AgePassPolicy, Method
 from .services import POLICY_FIELDS, age_pass_policy_set, age_passes_revoke
 
@@ -35,5 +37,7 @@ class AgePassPolicyAdmin(admin.ModelAdmin):
         return ("tenant",) if obj else ()  # a policy is its tenant's: another tenant gets its own
 
     def save_model(self, request, obj, form, change):
-        policy = age_pass_policy_set(tenant=obj.tenant, **{name: getattr(obj, name) for name in POLICY_FIELDS})
+        policy = age_pass_policy_set(
+            tenant=obj.tenant, actor=Actor.operator(request), **{name: getattr(obj, name) for name in POLICY_FIELDS}
+        )
         obj.pk = policy.pk

@@ -36,7 +36,8 @@ from webauthn.helpers.structs import (
 from sessions_api.choices import ProofAge
 from sessions_api.models import Mode, Reason, Status, VerificationSession
 from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
-from tenants.models import Tenant
+from tenants.audit import Actor, changes_record
+from tenants.models import AuditLogEntry, Tenant
 
 from .assurance import assurance_proved, assurance_shortfall
 from .models import METHOD_RANK, AgePass, AgePassChallenge, AgePassPolicy, AgePassSaveRight, Method, Purpose
@@ -152,23 +153,49 @@ def _signed_challenge(credential) -> bytes:
 POLICY_FIELDS = ("offer_saving", "accept_passes", "minimum_method", "max_proof_age_days", "lifetime_days")
 
 
+def _policy_value(policy: AgePassPolicy, name: str) -> str:
+    value = getattr(policy, name)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if name == "minimum_method":
+        return policy.get_minimum_method_display()
+    return "(deployment's)" if value is None and name == "lifetime_days" else str(value or "(any)")
+
+
 @transaction.atomic
 def age_pass_policy_set(
     *,
     tenant: Tenant,
+    actor: Actor,
     offer_saving: bool,
     accept_passes: bool,
     minimum_method: str,
     max_proof_age_days: int | None,
     lifetime_days: int | None,
 ) -> AgePassPolicy:
-    """Set the tenant's pass policy (the admin and the dashboard both come here); checked as the model declares."""
+    """Set the tenant's pass policy (the admin and the dashboard both come here); checked as the model declares.
+
+    One audit row says what changed, old and new values (none when nothing did).
+    """
     policy = AgePassPolicy.objects.select_for_update().filter(tenant=tenant).first() or AgePassPolicy(tenant=tenant)
+    old = {name: _policy_value(policy, name) for name in POLICY_FIELDS}
     policy.offer_saving, policy.accept_passes = offer_saving, accept_passes
     policy.minimum_method = minimum_method
     policy.max_proof_age_days, policy.lifetime_days = max_proof_age_days, lifetime_days
     policy.full_clean()
     policy.save()
+    changed = {
+        name.replace("_", " "): f"{old[name]} → {_policy_value(policy, name)}"
+        for name in POLICY_FIELDS
+        if old[name] != _policy_value(policy, name)
+    }
+    changes_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.AGE_PASS_POLICY_CHANGED,
+        target_type="age_pass_policy",
+        changed=changed,
+    )
     return policy
 
 

@@ -33,6 +33,11 @@ urlpatterns = [
     path("sdk/v1/<str:name>", sdk_view, name="sdk-file"),
     path("dashboard/", include("dashboard.urls")),
     path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),
+    # The audit log's model moved to tenants (issue 46): operators' bookmarks of its old admin pages still land.
+    re_path(
+        r"^admin/dashboard/auditlogentry/(?P<rest>.*)$",
+        RedirectView.as_view(url="/admin/tenants/auditlogentry/%(rest)s", query_string=True, permanent=True),
+    ),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

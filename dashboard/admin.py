@@ -17,11 +17,11 @@ from sessions_api.models import Mode, Reason, SessionEvent, Status, Verification
 from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
+from tenants.models import AuditLogEntry
 
 from . import roles
 from .exports import ROWS_PER_QUERY, sessions_csv
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
-from .models import AuditLogEntry
 from .selectors import DOCUMENT_KINDS, deliveries_for_session, session_attempts
 from .services import dashboard_session_redact
 from .sites import dashboard_site

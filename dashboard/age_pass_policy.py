@@ -11,9 +11,8 @@ from django.views.decorators.http import require_http_methods
 
 from age_passes.models import AgePassPolicy, Method
 from age_passes.selectors import age_pass_policy_of
-from age_passes.services import POLICY_FIELDS
+from age_passes.services import POLICY_FIELDS, age_pass_policy_set
 
-from .services import dashboard_age_pass_policy_update
 from .tenancy import current_tenant
 from .views import _refuse_stale_form, _shown_for_another_tenant, actor_from
 
@@ -61,7 +60,7 @@ def age_pass_policy_page(request, site):
     if not form.is_valid():
         return _page(request, site, form, status=400)
     try:
-        dashboard_age_pass_policy_update(
+        age_pass_policy_set(
             tenant=tenant, actor=actor_from(request), **{name: form.cleaned_data[name] for name in POLICY_FIELDS}
         )
     except ValidationError as error:

@@ -7,9 +7,8 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_http_methods
 
-from tenants.branding import LOGO_MAX_BYTES, MIN_CONTRAST, tenant_branding_form_values
+from tenants.branding import LOGO_MAX_BYTES, MIN_CONTRAST, tenant_branding_form_values, tenant_branding_update
 
-from .services import dashboard_branding_update
 from .tenancy import current_tenant
 from .views import actor_from
 
@@ -90,7 +89,7 @@ def branding_page(request, site):
         )
         return _page(request, site, form, stored, status=400)
     try:
-        dashboard_branding_update(
+        tenant_branding_update(
             tenant=tenant,
             actor=actor_from(request),
             display_name=form.cleaned_data["display_name"],

@@ -15,8 +15,9 @@ from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from tenants.forms import PublishableKeySettingsForm
 from tenants.models import PublishableKey
+from tenants.services import publishable_key_generate, publishable_key_revoke, publishable_key_update
 
-from . import selectors, services
+from . import selectors
 from .tenancy import current_tenant
 from .views import actor_from
 
@@ -75,8 +76,8 @@ def sdk_keys(request, site):
     if form.is_valid():
         settings = {name: form.cleaned_data[name] for name in PublishableKeySettingsForm.Meta.fields}
         try:
-            key = services.dashboard_publishable_key_generate(
-                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"], settings=settings
+            key = publishable_key_generate(
+                tenant=tenant, actor=actor_from(request), mode=form.cleaned_data["mode"], **settings
             )
         except ValidationError as error:
             form.add_error(None, error)
@@ -99,9 +100,7 @@ def sdk_key_edit(request, site, key_id: int):
     form = CheckedSettingsForm(request.POST or None, instance=key)
     if request.method == "POST" and key.is_active and form.is_valid():
         settings = {name: form.cleaned_data[name] for name in PublishableKeySettingsForm.Meta.fields}
-        services.dashboard_publishable_key_update(
-            tenant=key.tenant, actor=actor_from(request), key=key, settings=settings
-        )
+        publishable_key_update(key=key, actor=actor_from(request), **settings)
         messages.success(request, f"Settings of {key.key} saved.")
         return redirect(reverse("dashboard:sdk_keys"))
     request.dashboard_nav = "sdk"
@@ -117,7 +116,7 @@ def sdk_key_edit(request, site, key_id: int):
 def sdk_key_revoke(request, site, key_id: int):
     key = _key_or_404(request, key_id)
     if request.method == "POST":
-        services.dashboard_publishable_key_revoke(tenant=key.tenant, actor=actor_from(request), key=key)
+        publishable_key_revoke(key=key, actor=actor_from(request))
         messages.success(request, f"{key.key} is revoked: pages and apps using it stop working at once.")
         return redirect(reverse("dashboard:sdk_keys"))
     request.dashboard_nav = "sdk"

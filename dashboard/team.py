@@ -21,10 +21,20 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.client_address import client_address
 from sessions_api.api.rate_limit import bucket_take
-from tenants.members import InvitationInvalid, invitation_for_token, member_users_with_email
+from tenants.audit import Actor
+from tenants.members import (
+    InvitationInvalid,
+    invitation_accept,
+    invitation_create,
+    invitation_for_token,
+    invitation_revoke,
+    member_users_with_email,
+    membership_remove,
+    membership_role_change,
+)
 from tenants.models import Invitation, Membership, Role
 
-from . import roles, services, sign_in_throttle
+from . import roles, sign_in_throttle
 from .tenancy import SESSION_KEY, current_tenant
 from .views import _refuse_stale_form, _shown_for_another_tenant, actor_from
 
@@ -53,7 +63,7 @@ def _page(request, site, *, form=None, status=200):
     members = [
         {
             "membership": membership,
-            "label": services.Actor(user=membership.user).label,
+            "label": Actor(user=membership.user).label,
             "manageable": roles.may_manage_member(request, membership.role),
             "is_you": membership.user_id == request.user.pk,
         }
@@ -92,7 +102,7 @@ def _send_invitation(request, issued) -> None:
     context = {
         "tenant": invitation.tenant,
         "role": invitation.get_role_display(),
-        "inviter": services.Actor(user=request.user).label,
+        "inviter": Actor(user=request.user).label,
         "link": link,
         "expires_at": invitation.expires_at,
     }
@@ -119,7 +129,7 @@ def team_page(request, site):
         form.add_error(None, f"Too many invitations: try again in {throttled.retry_after} s.")
         return _page(request, site, form=form, status=429)
     try:
-        issued = services.dashboard_member_invite(
+        issued = invitation_create(
             tenant=tenant, actor=actor_from(request), email=form.cleaned_data["email"], role=form.cleaned_data["role"]
         )
     except ValidationError as error:
@@ -163,9 +173,7 @@ def member_role(request, site, membership_id: int):
     if refused is not None:
         return refused
     try:
-        services.dashboard_member_role_change(
-            tenant=membership.tenant, actor=actor_from(request), membership=membership, role=role
-        )
+        membership_role_change(membership=membership, role=role, actor=actor_from(request))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
@@ -185,11 +193,11 @@ def member_remove(request, site, membership_id: int):
             request,
             "dashboard/team/remove_confirm.html",
             site.page_context(
-                request, title="Remove member", membership=membership, label=services.Actor(user=membership.user).label
+                request, title="Remove member", membership=membership, label=Actor(user=membership.user).label
             ),
         )
     try:
-        services.dashboard_member_remove(tenant=membership.tenant, actor=actor_from(request), membership=membership)
+        membership_remove(membership=membership, actor=actor_from(request))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("dashboard:team")
@@ -207,7 +215,7 @@ def invitation_revoke_view(request, site, invitation_id: int):
     refused = _refuse_owner_change(request, site, invitation.role)
     if refused is not None:
         return refused
-    if services.dashboard_invitation_revoke(tenant=invitation.tenant, actor=actor_from(request), invitation=invitation):
+    if invitation_revoke(invitation=invitation, actor=actor_from(request)):
         messages.success(request, f"The invitation to {invitation.email} no longer works.")
     else:
         messages.info(request, f"The invitation to {invitation.email} was no longer pending.")
@@ -292,9 +300,7 @@ def invitation_accept_view(request, token: str):
     try:
         with transaction.atomic():  # a new account exists only if it joined
             user = form.user if candidates else _account_create(invitation.email, form.cleaned_data["password1"])
-            services.dashboard_invitation_accept(
-                token=token, actor=services.Actor(user=user, ip_address=request.META.get("REMOTE_ADDR") or None)
-            )
+            invitation_accept(token=token, actor=Actor(user=user, ip_address=request.META.get("REMOTE_ADDR") or None))
     except InvitationInvalid as invalid:  # used in another tab meanwhile
         return _accept_page(request, {"invalid": str(invalid)}, status=410)
     except IntegrityError:  # a disabled account already has this address as its username

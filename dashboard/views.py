@@ -14,9 +14,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.client_address import client_address
 from sessions_api.models import Mode
 from sessions_api.state_machine import OPTIONAL_EVENTS
+from tenants.audit import Actor
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets
+from tenants.services import (
+    api_key_generate,
+    api_key_revoke,
+    tenant_webhook_secret_reveal,
+    tenant_webhook_secret_rotate,
+)
 from webhooks.selectors import delivery_get
+from webhooks.services import delivery_resend as webhook_delivery_resend
 
 from . import selectors, services, sign_in_throttle
 from .charts import funnel_chart, usage_chart
@@ -25,8 +33,9 @@ from .funnel import DEFAULT_PERIOD, METHOD_LABELS, PERIODS, funnel_for
 from .tenancy import current_tenant, tenancy_for, tenant_switch
 
 
-def actor_from(request) -> services.Actor:
-    return services.Actor(user=request.user, ip_address=request.META.get("REMOTE_ADDR") or None)
+def actor_from(request) -> Actor:
+    """The signed-in member, with the address the request came from: who the audit log names."""
+    return Actor(user=request.user, ip_address=request.META.get("REMOTE_ADDR") or None)
 
 
 def _url(name: str) -> str:
@@ -95,7 +104,7 @@ def key_generate(request, site):
     form = ApiKeyGenerateForm(request.POST)
     if form.is_valid():
         try:
-            generated = services.dashboard_api_key_generate(
+            generated = api_key_generate(
                 tenant=tenant,
                 actor=actor_from(request),
                 mode=form.cleaned_data["mode"],
@@ -120,7 +129,7 @@ def key_revoke(request, site, key_id: int):
         messages.info(request, f"{api_key.display_prefix} was already revoked.")
         return redirect(_url("index"))
     if request.method == "POST":
-        services.dashboard_api_key_revoke(tenant=tenant, actor=actor_from(request), api_key=api_key)
+        api_key_revoke(api_key=api_key, actor=actor_from(request))
         messages.success(request, f"{api_key.display_prefix} is revoked: requests with it now fail with 401.")
         return redirect(_url("index"))
     request.dashboard_nav = "home"
@@ -212,9 +221,7 @@ def webhook_secret_reveal(request, site):
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
     mode = _secret_mode(request.POST)
-    secret = services.dashboard_webhook_secret_reveal(
-        tenant=current_tenant(request), actor=actor_from(request), mode=mode
-    )
+    secret = tenant_webhook_secret_reveal(tenant=current_tenant(request), actor=actor_from(request), mode=mode)
     context = _webhooks_context(request, site, revealed_mode=mode, revealed_secret=secret)
     return TemplateResponse(request, "dashboard/webhooks.html", context)
 
@@ -233,9 +240,7 @@ def webhook_secret_rotate(request, site):
         return _refuse_stale_form(request, "webhooks")
     mode = _secret_mode(request.POST)
     fields = WebhookSecretFields.of(mode)
-    tenant = services.dashboard_webhook_secret_rotate(
-        tenant=current_tenant(request), actor=actor_from(request), mode=mode
-    )
+    tenant = tenant_webhook_secret_rotate(tenant=current_tenant(request), actor=actor_from(request), mode=mode)
     tenancy_for(request).current = tenant  # the rotated secrets, for this page and its header
     overlap_until = getattr(tenant, fields.previous_expires_at)
     which = SECRET_MODES[mode].lower()
@@ -267,7 +272,7 @@ def delivery_resend(request, site, delivery_id: str):
             "Ask AgeVerify support to switch it on.",
         )
         return HttpResponseRedirect(_safe_next(request, _url("webhooks")))
-    services.dashboard_delivery_resend(tenant=tenant, actor=actor_from(request), delivery=delivery)
+    webhook_delivery_resend(delivery=delivery, actor=actor_from(request))
     messages.success(request, f"Webhook {delivery.pk} is queued to be sent again.")
     return HttpResponseRedirect(_safe_next(request, _url("webhooks")))
 

@@ -14,7 +14,7 @@ from sessions_api.api.rate_limit import bucket_take
 from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from sessions_api.state_machine import OPTIONAL_EVENTS
-from webhooks.services import TEST_EVENT
+from webhooks.services import TEST_EVENT, webhook_endpoint_set, webhook_events_set
 
 from . import selectors, services
 from .tenancy import current_tenant
@@ -42,9 +42,7 @@ def webhook_address_save(request, site):
         except ValidationError as error:
             messages.error(request, f"The address was not saved: it {error.detail[0]}.")
             return _back(mode)
-    services.dashboard_webhook_address_set(
-        tenant=current_tenant(request), actor=actor_from(request), mode=mode, url=url
-    )
+    webhook_endpoint_set(tenant=current_tenant(request), actor=actor_from(request), mode=mode, url=url)
     which = SECRET_MODES[mode].lower()
     messages.success(request, f"Default address for {which}: {url}." if url else f"No default address for {which}.")
     return _back(mode)
@@ -93,9 +91,7 @@ def webhook_events_save(request, site):
         return _refuse_stale_form(request, "webhooks")
     mode = _secret_mode(request.POST)
     events = [event for event in request.POST.getlist("events") if event in OPTIONAL_EVENTS]
-    services.dashboard_webhook_events_set(
-        tenant=current_tenant(request), actor=actor_from(request), mode=mode, events=events
-    )
+    webhook_events_set(tenant=current_tenant(request), actor=actor_from(request), mode=mode, events=events)
     chosen = ", ".join(["verification.completed", *sorted(set(events))])
     messages.success(request, f"Events sent for {mode} sessions: {chosen}.")
     return _back(mode)

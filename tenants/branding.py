@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.db import transaction
 from PIL import Image, UnidentifiedImageError
 
-from .models import Tenant, TenantBranding
+from .audit import Actor, changes_record
+from .models import AuditLogEntry, Tenant, TenantBranding
 
 LOGO_MAX_BYTES = 512 * 1024
 LOGO_FORMATS = {"PNG": "PNG", "JPEG": "JPEG", "WEBP": "WebP"}
@@ -127,16 +129,25 @@ def logo_check(data: bytes) -> tuple[bytes, int, int]:
     return out.getvalue(), logo.width, logo.height
 
 
+# The fields whose old and new values the audit row shows, by the names the Branding page gives them.
+BRANDING_FIELDS = {"display_name": "display name", "accent_color": "accent colour", "privacy_notice_url": "privacy URL"}
+
+
+@transaction.atomic
 def tenant_branding_update(
     *,
     tenant: Tenant,
+    actor: Actor,
     display_name: str,
     accent_color: str,
     privacy_notice_url: str,
     logo: bytes | None = None,
     remove_logo: bool = False,
 ) -> TenantBranding:
-    """Check every field, then save them together; a ValidationError (by field) changes nothing."""
+    """Check every field, then save them together; a ValidationError (by field) changes nothing.
+
+    One audit row says what changed, old and new values (none when nothing did).
+    """
     errors = {}
     checked = {"display_name": display_name.strip()[:100], "accent_color": "", "privacy_notice_url": ""}
     for field, value, check in (
@@ -165,7 +176,23 @@ def tenant_branding_update(
         logo_fields = {"logo_png": None, "logo_sha256": "", "logo_width": None, "logo_height": None}
     if errors:
         raise ValidationError(errors)
+    before = tenant_branding_form_values(tenant)
+    old = {name: getattr(before, name) for name in BRANDING_FIELDS}
     branding, _ = TenantBranding.objects.update_or_create(tenant=tenant, defaults={**checked, **logo_fields})
+    changed = {
+        label: f"{old[name] or '(none)'} → {getattr(branding, name) or '(none)'}"
+        for name, label in BRANDING_FIELDS.items()
+        if old[name] != getattr(branding, name)
+    }
+    if branding.logo_sha256 != before.logo_sha256:
+        changed["logo"] = f"new ({branding.logo_width}×{branding.logo_height})" if branding.logo_sha256 else "removed"
+    changes_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.BRANDING_CHANGED,
+        target_type="branding",
+        changed=changed,
+    )
     return branding
 
 

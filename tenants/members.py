@@ -1,4 +1,7 @@
-"""A tenant's team: invitations (single use, expiring), roles, and the rule that a tenant keeps an owner."""
+"""A tenant's team: invitations (single use, expiring), roles, and the rule that a tenant keeps an owner.
+
+Each change is one row of the tenant's audit log, written here with the actor who made it.
+"""
 
 import hashlib
 import secrets
@@ -11,7 +14,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from .models import Invitation, Membership, Role, Tenant
+from .audit import Actor, audit_record
+from .models import AuditLogEntry, Invitation, Membership, Role, Tenant
 
 INVITATION_TTL = timedelta(days=7)
 
@@ -41,7 +45,7 @@ def member_users_with_email(email: str):
 
 
 @transaction.atomic
-def invitation_create(*, tenant: Tenant, email: str, role: str, invited_by) -> IssuedInvitation:
+def invitation_create(*, tenant: Tenant, email: str, role: str, actor: Actor) -> IssuedInvitation:
     """A new invitation for `email`; earlier pending ones to the same address stop working (a re-send)."""
     email = email.strip().lower()
     if role not in Role.values:
@@ -57,8 +61,17 @@ def invitation_create(*, tenant: Tenant, email: str, role: str, invited_by) -> I
         email=email,
         role=role,
         token_hash=_token_hash(token),
-        invited_by=invited_by,
+        invited_by=actor.user,
         expires_at=now + INVITATION_TTL,
+    )
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_INVITED,
+        target_type="invitation",
+        target_id=str(invitation.pk),
+        target_label=invitation.email,
+        extra={"role": invitation.role, "valid_until": invitation.expires_at.isoformat()},
     )
     return IssuedInvitation(invitation=invitation, token=token)
 
@@ -81,8 +94,9 @@ def invitation_for_token(token: str, *, lock: bool = False) -> Invitation:
 
 
 @transaction.atomic
-def invitation_accept(*, token: str, user) -> tuple[Membership, Invitation]:
-    """Join the invitation's tenant with its role, once: a second use of the link raises InvitationInvalid."""
+def invitation_accept(*, token: str, actor: Actor) -> tuple[Membership, Invitation]:
+    """The actor joins the invitation's tenant with its role, once; a second use raises InvitationInvalid."""
+    user = actor.user
     invitation = invitation_for_token(token, lock=True)
     membership, created = Membership.objects.get_or_create(
         tenant=invitation.tenant, user=user, defaults={"role": invitation.role}
@@ -90,15 +104,35 @@ def invitation_accept(*, token: str, user) -> tuple[Membership, Invitation]:
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
+    audit_record(
+        tenant=invitation.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_JOINED,
+        target_type="membership",
+        target_id=str(membership.pk),
+        target_label=Actor(user=membership.user).label,
+        extra={"role": membership.role, "invited_as": invitation.email},
+    )
     return membership, invitation
 
 
 @transaction.atomic
-def invitation_revoke(*, invitation: Invitation) -> bool:
-    """Withdraw a pending invitation; False when it was no longer pending (nothing changed)."""
-    return bool(
+def invitation_revoke(*, invitation: Invitation, actor: Actor) -> bool:
+    """Withdraw a pending invitation; False when it was no longer pending (nothing changed, nothing recorded)."""
+    withdrawn = bool(
         Invitation.objects.filter(pk=invitation.pk, accepted_at=None, revoked_at=None).update(revoked_at=timezone.now())
     )
+    if withdrawn:
+        audit_record(
+            tenant=invitation.tenant,
+            actor=actor,
+            action=AuditLogEntry.Action.INVITATION_REVOKED,
+            target_type="invitation",
+            target_id=str(invitation.pk),
+            target_label=invitation.email,
+            extra={"role": invitation.role},
+        )
+    return withdrawn
 
 
 def _refuse_without_owner(tenant: Tenant, membership: Membership) -> None:
@@ -110,21 +144,43 @@ def _refuse_without_owner(tenant: Tenant, membership: Membership) -> None:
 
 
 @transaction.atomic
-def membership_role_change(*, membership: Membership, role: str) -> Membership:
+def membership_role_change(*, membership: Membership, role: str, actor: Actor) -> Membership:
     if role not in Role.values:
         raise ValidationError(f"Unknown role {role!r}.")
     _lock_tenant(membership.tenant)
     membership = Membership.objects.select_related("user", "tenant").get(pk=membership.pk)
+    previous = membership.role
+    if role == previous:
+        return membership
     if role != Role.OWNER:
         _refuse_without_owner(membership.tenant, membership)
     membership.role = role
     membership.save(update_fields=["role"])
+    audit_record(
+        tenant=membership.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_ROLE_CHANGED,
+        target_type="membership",
+        target_id=str(membership.pk),
+        target_label=Actor(user=membership.user).label,
+        extra={"role": role, "previous_role": previous},
+    )
     return membership
 
 
 @transaction.atomic
-def membership_remove(*, membership: Membership) -> None:
+def membership_remove(*, membership: Membership, actor: Actor) -> None:
     _lock_tenant(membership.tenant)
     membership = Membership.objects.select_related("user", "tenant").get(pk=membership.pk)
     _refuse_without_owner(membership.tenant, membership)
+    label, role, pk = Actor(user=membership.user).label, membership.role, membership.pk
     membership.delete()
+    audit_record(
+        tenant=membership.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.MEMBER_REMOVED,
+        target_type="membership",
+        target_id=str(pk),
+        target_label=label,
+        extra={"role": role},
+    )

@@ -1,4 +1,4 @@
-"""Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard."""
+"""Tenant, ApiKey and Membership: who may call the API and who may see a tenant's dashboard; and its audit log."""
 
 import secrets
 
@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from core.identifiers import prefixed_ulid
 
@@ -325,3 +326,61 @@ class TenantBranding(models.Model):
 
     def __str__(self):
         return f"Branding of {self.tenant_id}"
+
+
+class AuditLogEntry(models.Model):
+    """Who did what to a tenant's keys, secrets, webhooks, team, branding and pass policy, and when.
+
+    Written only by the service that makes the change, in its transaction (tenants.audit), whichever door
+    called it: the dashboard, the operators' admin or a management command.
+    """
+
+    class Action(models.TextChoices):
+        API_KEY_GENERATED = "api_key.generated", "API key generated"
+        API_KEY_REVOKED = "api_key.revoked", "API key revoked"
+        WEBHOOK_SECRET_REVEALED = "webhook_secret.revealed", "Webhook secret revealed"
+        WEBHOOK_SECRET_ROTATED = "webhook_secret.rotated", "Webhook secret rotated"
+        WEBHOOK_RESENT = "webhook.resent", "Webhook re-sent"
+        WEBHOOK_ADDRESS_CHANGED = "webhook_address.changed", "Default webhook address changed"
+        WEBHOOK_TEST_SENT = "webhook.test_sent", "Test webhook sent"
+        WEBHOOK_EVENTS_CHANGED = "webhook_events.changed", "Webhook events changed"
+        SESSION_REDACTED = "session.redacted", "Session redacted"
+        PUBLISHABLE_KEY_GENERATED = "publishable_key.generated", "Publishable key generated"
+        PUBLISHABLE_KEY_CHANGED = "publishable_key.changed", "Publishable key settings changed"
+        PUBLISHABLE_KEY_REVOKED = "publishable_key.revoked", "Publishable key revoked"
+        MEMBER_INVITED = "member.invited", "Member invited"
+        INVITATION_REVOKED = "invitation.revoked", "Invitation withdrawn"
+        MEMBER_JOINED = "member.joined", "Invitation accepted"
+        MEMBER_ADDED = "member.added", "Member added"
+        MEMBER_ROLE_CHANGED = "member.role_changed", "Member's role changed"
+        MEMBER_REMOVED = "member.removed", "Member removed"
+        BRANDING_CHANGED = "branding.changed", "Branding changed"
+        AGE_PASS_POLICY_CHANGED = "age_pass_policy.changed", "Age pass policy changed"
+        TENANT_CREATED = "tenant.created", "Tenant created"
+        TENANT_CHANGED = "tenant.changed", "Tenant settings changed"
+
+    # PROTECT: an audit trail outlives nothing it describes; a tenant with history is disabled, not deleted.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="audit_log_entries")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A copy of who it was, so the entry still names them after the user is deleted (or a command, by name).
+    actor_label = models.CharField(max_length=254)
+    action = models.CharField(max_length=40, choices=Action.choices)
+    target_type = models.CharField(max_length=40)
+    target_id = models.CharField(max_length=100, blank=True)
+    target_label = models.CharField(max_length=200, blank=True)
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        # The table the dashboard app created (issue 46 moved the model down here, not its rows).
+        db_table = "dashboard_auditlogentry"
+        ordering = ["-created_at", "-id"]
+        verbose_name = "audit log entry"
+        verbose_name_plural = "audit log entries"
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="audit_tenant_created_idx")]
+
+    def __str__(self):
+        return f"{self.get_action_display()} by {self.actor_label} at {self.created_at:%Y-%m-%d %H:%M:%S}"

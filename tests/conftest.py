@@ -12,6 +12,7 @@ from django.conf import settings
 
 from core.redis_outage import redis_outage_forget
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.openapi import assert_matches_openapi
 from tests.support.receiver import WebhookReceiver, make_tls_files
@@ -136,7 +137,7 @@ def operator(db):
 @pytest.fixture
 def onboarded(db):
     """A tenant made by the onboarding service: `.tenant`, `.live_key`, `.test_key`."""
-    return tenant_create(name="Acme Games", webhooks_enabled=True)
+    return tenant_create(name="Acme Games", webhooks_enabled=True, actor=SETUP)
 
 
 @pytest.fixture

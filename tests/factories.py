@@ -14,11 +14,16 @@ from django.utils import timezone
 from sessions_api.models import Mode, VerificationSession
 from sessions_api.services import session_token_hash
 from sessions_api.state_machine import Results, session_transition
+from tenants.audit import Actor
 from tenants.models import ApiKey, Membership, Tenant
 from tenants.services import api_key_generate, webhook_secret_new
 from webhooks.models import WebhookAttempt, WebhookDelivery
 
 PASSWORD = "correct horse battery staple"
+
+
+# Who a test's own setup is in the audit log: every tenant-changing service asks for an actor.
+SETUP = Actor(name="test setup")
 
 
 class TenantFactory(factory.django.DjangoModelFactory):
@@ -76,7 +81,7 @@ class ApiKeyFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, *, tenant, mode, label):
-        generated = api_key_generate(tenant=tenant, mode=mode, label=label)
+        generated = api_key_generate(tenant=tenant, mode=mode, label=label, actor=SETUP)
         generated.api_key.raw_key = generated.raw_key
         return generated.api_key
 

@@ -5,6 +5,7 @@ import datetime
 from django.contrib import admin, messages
 
 from tenants.admin_lookups import SecretColumnsNotFilterable
+from tenants.audit import Actor
 
 from .models import WebhookAttempt, WebhookDelivery
 from .services import delivery_resend
@@ -70,7 +71,7 @@ class WebhookDeliveryAdmin(SecretColumnsNotFilterable):
     def resend(self, request, queryset):
         count = 0
         for delivery in queryset:
-            delivery_resend(delivery=delivery)
+            delivery_resend(delivery=delivery, actor=Actor.operator(request))
             self.log_change(request, delivery, "Re-sent the delivery.")  # actions leave no admin log of their own
             count += 1
         messages.success(request, f"{count} deliver{'y' if count == 1 else 'ies'} queued to be sent again.")

@@ -1,5 +1,8 @@
 """Writes on webhooks: enqueue an event (the outbox), re-send a delivery, the sweep that re-queues due ones,
-a tenant's default notification addresses and the test event."""
+a tenant's default notification addresses, its optional events and the test event.
+
+What a person or a command asks for (a re-send, an address, the events, a test) takes an `actor` and is
+recorded in the tenant's audit log in the same transaction; what the service does by itself is not."""
 
 import json
 from datetime import timedelta
@@ -12,11 +15,13 @@ from django.utils import timezone
 
 from core.broker_epoch import broker_epoch
 from core.redis_outage import redis_failure_note, redis_recently_failed
-from tenants.models import Tenant
+from tenants.audit import Actor, audit_record
+from tenants.models import AuditLogEntry, Tenant
 
 from .drains import dead_drains_release, drain_wake
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .queueing import queue_attempt
+from .selectors import default_notification_url
 
 
 def delivery_enqueue(
@@ -58,14 +63,23 @@ def _attempt_in_flight(delivery: WebhookDelivery, now) -> bool:
 
 
 @transaction.atomic
-def delivery_resend(*, delivery: WebhookDelivery) -> WebhookDelivery:
+def delivery_resend(*, delivery: WebhookDelivery, actor: Actor) -> WebhookDelivery:
     """Send a delivery again now, with the same `webhook-id` and body, and a fresh retry schedule.
 
     Works on delivered, failed and pending deliveries; attempts keep their log and go on numbering.
     A delivery whose attempt is in flight at this moment is left alone (that attempt decides).
     """
     now = timezone.now()
-    locked = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+    locked = WebhookDelivery.objects.select_for_update().select_related("tenant").get(pk=delivery.pk)
+    audit_record(
+        tenant=locked.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_RESENT,
+        target_type="webhook_delivery",
+        target_id=locked.pk,
+        target_label=f"{locked.event_type} {locked.subject_ref}".strip(),
+        extra={"original": locked.pk, "url": locked.url},
+    )
     if locked.status == WebhookDelivery.Status.PENDING and _attempt_in_flight(locked, now):
         return locked
     locked.status = WebhookDelivery.Status.PENDING
@@ -123,12 +137,47 @@ def _queued_in_a_lost_broker() -> Q:
 TEST_EVENT = "webhook.test"
 
 
-def webhook_endpoint_set(*, tenant: Tenant, mode: str, url: str) -> None:
+@transaction.atomic
+def webhook_endpoint_set(*, tenant: Tenant, mode: str, url: str, actor: Actor) -> None:
     """Set (or, with an empty `url`, remove) the tenant's default notification address for `mode`."""
+    previous = default_notification_url(tenant=tenant, mode=mode)
+    if url == previous:
+        return
     if url:
         WebhookEndpoint.objects.update_or_create(tenant=tenant, mode=mode, defaults={"url": url})
     else:
         WebhookEndpoint.objects.filter(tenant=tenant, mode=mode).delete()
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_ADDRESS_CHANGED,
+        target_type="webhook_address",
+        target_id=mode,
+        target_label=url or "(none)",
+        extra={"mode": mode, "previous_address": previous or None},
+    )
+
+
+@transaction.atomic
+def webhook_events_set(*, tenant: Tenant, mode: str, events: list[str], actor: Actor) -> None:
+    """Choose the optional events sent for `mode`, besides verification.completed (always sent)."""
+    tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    chosen = dict(tenant.webhook_extra_events or {})
+    previous = sorted(chosen.get(mode, []))
+    events = sorted(set(events))
+    if events == previous:
+        return
+    chosen[mode] = events
+    Tenant.objects.filter(pk=tenant.pk).update(webhook_extra_events=chosen)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_EVENTS_CHANGED,
+        target_type="webhook_events",
+        target_id=mode,
+        target_label=", ".join(events) or "(verification.completed only)",
+        extra={"mode": mode, "events": events, "previous_events": previous},
+    )
 
 
 def test_event_payload(*, mode: str) -> bytes:
@@ -147,7 +196,7 @@ def test_event_payload(*, mode: str) -> bytes:
 
 @transaction.atomic
 def webhook_test_send(
-    *, tenant: Tenant, mode: str, url: str, event_type: str = TEST_EVENT, payload: bytes | None = None
+    *, tenant: Tenant, mode: str, url: str, actor: Actor, event_type: str = TEST_EVENT, payload: bytes | None = None
 ) -> WebhookDelivery:
     """Queue a test event to `url`, signed with `mode`'s secrets; its attempts are logged as any other's.
 
@@ -155,4 +204,14 @@ def webhook_test_send(
     """
     if payload is None:
         payload = test_event_payload(mode=mode)
-    return delivery_enqueue(tenant=tenant, url=url, event_type=event_type, payload=payload, mode=mode)
+    delivery = delivery_enqueue(tenant=tenant, url=url, event_type=event_type, payload=payload, mode=mode)
+    audit_record(
+        tenant=tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.WEBHOOK_TEST_SENT,
+        target_type="webhook_delivery",
+        target_id=delivery.pk,
+        target_label=delivery.event_type,
+        extra={"mode": mode, "url": url},
+    )
+    return delivery

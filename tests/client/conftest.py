@@ -4,6 +4,7 @@ import pytest
 
 from ageverify_client import AgeVerify
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.web_server import gunicorn
 
 
@@ -15,7 +16,7 @@ def service(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def tenant(transactional_db):
-    return tenant_create(name="Acme Games", webhooks_enabled=True)
+    return tenant_create(name="Acme Games", webhooks_enabled=True, actor=SETUP)
 
 
 @pytest.fixture

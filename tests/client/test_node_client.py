@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import SETUP
 from webhooks.services import webhook_test_send
 
 NODE_CLIENT = Path(__file__).resolve().parents[2] / "clients" / "node"
@@ -42,7 +43,7 @@ def built_node_client():
 def test_the_node_client_passes_its_tests_against_the_service(
     built_node_client, service, tenant, celery_worker, receiver, tls_files, tmp_path
 ):
-    webhook_test_send(tenant=tenant.tenant, mode="test", url=receiver.url())
+    webhook_test_send(tenant=tenant.tenant, mode="test", url=receiver.url(), actor=SETUP)
     [test_event] = receiver.wait_for(1, timeout=15)
     recorded = tmp_path / "test-event.json"
     recorded.write_text(json.dumps({"body": test_event.body.decode(), "headers": dict(test_event.headers)}))

@@ -23,6 +23,7 @@ from ageverify_client import (
 )
 from tenants.models import Tenant
 from tenants.services import publishable_key_generate
+from tests.factories import SETUP
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -204,7 +205,7 @@ def test_a_digital_id_approval_reads_as_a_typed_age_credential(sandbox):
 def test_the_client_secret_is_the_browser_s_hand_off_and_the_backend_confirms_with_get(service, tenant, sandbox):
     """The partner backend creates; the page holds only client_secret (status, never the result); GET decides."""
     shop = "https://shop.example"
-    pk = publishable_key_generate(tenant=tenant.tenant, mode="test", allowed_origins=[shop])
+    pk = publishable_key_generate(tenant=tenant.tenant, mode="test", allowed_origins=[shop], actor=SETUP)
     created = sandbox.sessions.create(subject="user-42", age_limit=18)
     assert created.client_secret and created.client_secret != created.session_token
     assert "clientSecret" not in sandbox.sessions.get(created.session_id).session.raw  # creation only
@@ -249,7 +250,7 @@ def test_a_document_read_without_a_live_capture_says_so(sandbox, tenant):
 def test_the_dashboards_test_event_verifies_as_a_test_event(sandbox, tenant, celery_worker, receiver):
     from webhooks.services import webhook_test_send
 
-    webhook_test_send(tenant=tenant.tenant, mode="test", url=receiver.url())
+    webhook_test_send(tenant=tenant.tenant, mode="test", url=receiver.url(), actor=SETUP)
     [delivered] = receiver.wait_for(1, timeout=15)
 
     event = sandbox.webhooks.verify(delivered.body, delivered.headers)

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from tenants.services import membership_add, tenant_create
-from tests.factories import UserFactory
+from tests.factories import SETUP, UserFactory
 
 PASSWORD = "correct horse battery staple"
 
@@ -18,7 +18,7 @@ def _fast_password_hashing(settings):
 @pytest.fixture
 def staff_user(onboarded):
     user = UserFactory(username="alice", email="alice@acme.test")
-    membership_add(tenant=onboarded.tenant, user=user)
+    membership_add(tenant=onboarded.tenant, user=user, actor=SETUP)
     return user
 
 
@@ -33,7 +33,7 @@ def dashboard(staff_user):
 @pytest.fixture
 def rival(db):
     """Another tenant, with its own staff, keys and data, that `staff_user` must never see."""
-    onboarded = tenant_create(name="Rival Inc", webhooks_enabled=True)
+    onboarded = tenant_create(name="Rival Inc", webhooks_enabled=True, actor=SETUP)
     user = UserFactory(username="mallory", email="mallory@rival.test")
-    membership_add(tenant=onboarded.tenant, user=user)
+    membership_add(tenant=onboarded.tenant, user=user, actor=SETUP)
     return onboarded

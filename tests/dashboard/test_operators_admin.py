@@ -3,11 +3,11 @@
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from dashboard.models import AuditLogEntry
-from dashboard.services import Actor, dashboard_webhook_secret_rotate
 from sessions_api.models import VerificationSession
-from tenants.models import Tenant
+from tenants.audit import Actor
+from tenants.models import AuditLogEntry, Tenant
 from tenants.selectors import webhook_signing_secrets
+from tenants.services import tenant_webhook_secret_rotate
 from tests.factories import delivery_with_attempt
 from webhooks.models import WebhookDelivery
 
@@ -20,12 +20,12 @@ from webhooks.models import WebhookDelivery
         "/admin/tenants/membership/?q=alice",
         "/admin/sessions_api/verificationsession/?status__exact=approved&q=user",
         "/admin/webhooks/webhookdelivery/?status__exact=pending&q=ses_",
-        "/admin/dashboard/auditlogentry/?action__exact=webhook_secret.rotated&q=alice",
+        "/admin/tenants/auditlogentry/?action__exact=webhook_secret.rotated&q=alice",
     ],
 )
 def test_operator_lists_render_with_filters_and_search(operator, onboarded, staff_user, path):
     delivery_with_attempt(onboarded.tenant)
-    dashboard_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
+    tenant_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
 
     response = operator.get(path)
 
@@ -34,16 +34,16 @@ def test_operator_lists_render_with_filters_and_search(operator, onboarded, staf
 
 
 def test_operators_read_every_tenants_audit_log_but_cannot_change_it(operator, onboarded, staff_user):
-    dashboard_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user, ip_address="192.0.2.9"))
-    entry = AuditLogEntry.objects.get()
+    tenant_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user, ip_address="192.0.2.9"))
+    entry = AuditLogEntry.objects.get(action="webhook_secret.rotated")
 
-    listing = operator.get("/admin/dashboard/auditlogentry/").content.decode()
-    detail = operator.get(f"/admin/dashboard/auditlogentry/{entry.pk}/change/")
+    listing = operator.get("/admin/tenants/auditlogentry/").content.decode()
+    detail = operator.get(f"/admin/tenants/auditlogentry/{entry.pk}/change/")
 
     assert "alice &lt;alice@acme.test&gt;" in listing and "Acme Games" in listing
     assert detail.status_code == 200 and b'name="_save"' not in detail.content
-    assert operator.get("/admin/dashboard/auditlogentry/add/").status_code == 403
-    assert operator.post(f"/admin/dashboard/auditlogentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert operator.get("/admin/tenants/auditlogentry/add/").status_code == 403
+    assert operator.post(f"/admin/tenants/auditlogentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert AuditLogEntry.objects.filter(pk=entry.pk).exists()
 
 
@@ -79,7 +79,7 @@ def test_a_tenant_added_in_the_admin_gets_a_signing_secret(operator):
 
 
 def test_the_tenant_page_shows_operators_only_a_hint_of_the_signing_secrets(operator, onboarded, staff_user):
-    tenant = dashboard_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
+    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant, actor=Actor(user=staff_user))
 
     page = operator.get(f"/admin/tenants/tenant/{tenant.pk}/change/").content.decode()
 

@@ -1,7 +1,7 @@
 """The dashboard's side of issue 29: choosing the optional webhook events, and redacting a session."""
 
-from dashboard.models import AuditLogEntry
 from sessions_api.models import VerificationSession
+from tenants.models import AuditLogEntry
 from tests.support.api_client import ApiClient
 from webhooks.models import WebhookDelivery
 

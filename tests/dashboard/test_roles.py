@@ -5,11 +5,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver
 
 from age_passes.models import AgePassPolicy
-from dashboard.models import AuditLogEntry
 from dashboard.sites import dashboard_site
-from tenants.models import ApiKey, Membership, PublishableKey, Tenant, TenantBranding
+from tenants.models import ApiKey, AuditLogEntry, Membership, PublishableKey, Tenant, TenantBranding
 from tenants.services import membership_add, publishable_key_generate
-from tests.factories import UserFactory, finished_session
+from tests.factories import SETUP, UserFactory, finished_session
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_test_send
 
@@ -29,7 +28,7 @@ READS = {
     "invitation_accept",
     "sessions_api_verificationsession_changelist",
     "sessions_api_verificationsession_change",
-    "dashboard_auditlogentry_changelist",
+    "tenants_auditlogentry_changelist",
     # What the session list shows, as a file or as a funnel: a viewer reads sessions (no secret is in them).
     "session_export",
     "funnel",
@@ -50,8 +49,8 @@ def world(onboarded, staff_user, receiver):
     tenant = onboarded.tenant
     return {
         "key_id": ApiKey.objects.filter(tenant=tenant).first().pk,
-        "pk_id": publishable_key_generate(tenant=tenant, mode="test").pk,
-        "delivery_id": webhook_test_send(tenant=tenant, mode="live", url=receiver.url()).pk,
+        "pk_id": publishable_key_generate(tenant=tenant, mode="test", actor=SETUP).pk,
+        "delivery_id": webhook_test_send(tenant=tenant, mode="live", url=receiver.url(), actor=SETUP).pk,
         "session_id": finished_session(tenant).pk,
         "membership_id": Membership.objects.get(user=staff_user).pk,
     }
@@ -86,7 +85,7 @@ def actions(world) -> dict[str, tuple[str, dict]]:
 
 def signed_in(tenant, role):
     user = UserFactory(username=f"a-{role}", email=f"{role}@acme.test")
-    membership = membership_add(tenant=tenant, user=user)
+    membership = membership_add(tenant=tenant, user=user, actor=SETUP)
     Membership.objects.filter(pk=membership.pk).update(role=role)
     client = Client()
     client.force_login(user)

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from dashboard.models import AuditLogEntry
+from tenants.models import AuditLogEntry
 from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 

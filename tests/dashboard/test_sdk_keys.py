@@ -3,8 +3,8 @@
 import pytest
 from django.test import Client
 
-from dashboard.models import AuditLogEntry
-from tenants.models import PublishableKey
+from tenants.models import AuditLogEntry, PublishableKey
+from tests.factories import SETUP
 
 pytestmark = pytest.mark.django_db
 SHOP = "https://shop.example"
@@ -77,7 +77,7 @@ def test_client_sessions_need_an_age_limit(dashboard, onboarded):
 def test_another_tenants_key_is_not_found(dashboard, rival):
     from tenants.services import publishable_key_generate
 
-    theirs = publishable_key_generate(tenant=rival.tenant, mode="test")
+    theirs = publishable_key_generate(tenant=rival.tenant, mode="test", actor=SETUP)
     assert dashboard.get(f"/dashboard/sdk/{theirs.pk}/").status_code == 404
     assert dashboard.post(f"/dashboard/sdk/{theirs.pk}/revoke/").status_code == 404
     assert theirs.key not in dashboard.get("/dashboard/sdk/").content.decode()

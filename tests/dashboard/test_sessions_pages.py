@@ -186,10 +186,11 @@ def test_each_document_attempt_shows_what_was_found_and_what_failed_until_redact
     dashboard, onboarded, api, staff_user
 ):
     from checks.results import DocumentData, HolderMatch, Liveness
-    from dashboard.services import Actor, dashboard_session_redact
+    from dashboard.services import dashboard_session_redact
     from sessions_api.decision import Presence, decide_document
     from sessions_api.models import VerificationSession
     from sessions_api.submission import document_path_choose
+    from tenants.audit import Actor
 
     session_id = api.create_session(age_limit=18)["sessionId"]
     document_path_choose(session=VerificationSession.objects.get(pk=session_id))

@@ -23,6 +23,7 @@ from sessions_api.state_machine import Results, session_transition
 from tenants.models import Tenant
 from tenants.services import tenant_create
 from tests.e2e.conftest import Partner
+from tests.factories import SETUP
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +59,7 @@ def authenticator(page):
 
 @pytest.fixture
 def second_shop(live_base_url, transactional_db):
-    onboarded = tenant_create(name="Beta Shop", webhooks_enabled=True)
+    onboarded = tenant_create(name="Beta Shop", webhooks_enabled=True, actor=SETUP)
     AgePassPolicy.objects.create(tenant=onboarded.tenant, accept_passes=True)
     partner = Partner(live_base_url, onboarded.live_key)
     yield partner

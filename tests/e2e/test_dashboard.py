@@ -15,7 +15,7 @@ from sessions_api.models import SessionEvent, VerificationSession
 from sessions_api.state_machine import session_transition
 from sessions_api.submission import CAUSE_DOCUMENT_SUBMITTED, document_path_choose
 from tenants.services import membership_add
-from tests.factories import UserFactory, finished_session, session_created_days_ago
+from tests.factories import SETUP, UserFactory, finished_session, session_created_days_ago
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +41,7 @@ HISTORY = [
 @pytest.fixture
 def staff(onboarded):
     user = UserFactory(username="alice", email="alice@acme.test")
-    membership_add(tenant=onboarded.tenant, user=user)
+    membership_add(tenant=onboarded.tenant, user=user, actor=SETUP)
     for days_ago, status in HISTORY:
         session = finished_session(onboarded.tenant, status=status)
         session_created_days_ago(session.pk, days_ago)

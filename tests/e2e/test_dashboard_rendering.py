@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from sessions_api.state_machine import OPTIONAL_EVENTS
 from tenants.services import api_key_touch, membership_add, publishable_key_generate
-from tests.factories import UserFactory, delivery_with_attempt, finished_session
+from tests.factories import SETUP, UserFactory, delivery_with_attempt, finished_session
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +19,7 @@ ORIGIN = "https://shop.partner-with-a-long-name.example.com"
 @pytest.fixture
 def staff(onboarded):
     user = UserFactory(username="alice", email="alice@acme.test")
-    membership_add(tenant=onboarded.tenant, user=user)
+    membership_add(tenant=onboarded.tenant, user=user, actor=SETUP)
     return user
 
 
@@ -162,21 +162,19 @@ PHONE_PAGES = {
 
 
 def test_no_dashboard_page_scrolls_sideways_in_a_390_px_viewport(browser, live_base_url, staff, onboarded):
-    from dashboard.services import (
-        TEST_EVENTS,
-        Actor,
-        dashboard_webhook_address_set,
-        dashboard_webhook_events_set,
-        dashboard_webhook_test_send,
-    )
+    from dashboard.services import TEST_EVENTS, dashboard_webhook_test_send
+    from tenants.audit import Actor
+    from webhooks.services import webhook_endpoint_set, webhook_events_set
 
     session, _ = delivery_with_attempt(onboarded.tenant)
-    publishable_key_generate(tenant=onboarded.tenant, mode="live", label="Checkout page", allowed_origins=[ORIGIN])
+    publishable_key_generate(
+        tenant=onboarded.tenant, mode="live", label="Checkout page", allowed_origins=[ORIGIN], actor=SETUP
+    )
     actor = Actor(user=staff, ip_address="203.0.113.7")
     for mode in ("live", "test"):  # long addresses, every optional event: the Webhooks page at its fullest
         address = f"https://hooks.partner-with-a-long-name.example.com/ageverify/webhooks/{mode}/receiver"
-        dashboard_webhook_address_set(tenant=onboarded.tenant, actor=actor, mode=mode, url=address)
-        dashboard_webhook_events_set(tenant=onboarded.tenant, actor=actor, mode=mode, events=list(OPTIONAL_EVENTS))
+        webhook_endpoint_set(tenant=onboarded.tenant, actor=actor, mode=mode, url=address)
+        webhook_events_set(tenant=onboarded.tenant, actor=actor, mode=mode, events=list(OPTIONAL_EVENTS))
         for event in TEST_EVENTS:  # a delivery of each event, its name in the list
             dashboard_webhook_test_send(tenant=onboarded.tenant, actor=actor, mode=mode, url=address, event=event)
     # A plain 390x844 viewport: a phone's emulation would zoom a too-wide page out to fit and hide the overflow.

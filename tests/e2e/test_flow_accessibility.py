@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from tenants.branding import tenant_branding_update
 from tenants.models import Tenant
 from tests.e2e.conftest import PHONE
+from tests.factories import SETUP
 from tests.support.accessibility import axe_violations, tab_to
 
 pytestmark = pytest.mark.e2e
@@ -40,6 +41,7 @@ def branded(onboarded):
         accent_color=ACCENT,
         privacy_notice_url="https://acme.example/privacy",
         logo=_logo_png(),
+        actor=SETUP,
     )
     return onboarded
 

@@ -21,6 +21,7 @@ from sessions_api.models import VerificationSession
 from tenants.models import Tenant
 from tenants.services import publishable_key_generate
 from tests.e2e.test_live_flow import ANALYSIS_TIMEOUT_MS, document_photo, upload_document, years_ago
+from tests.factories import SETUP
 from tests.support.partner_site import partner_site
 
 pytestmark = pytest.mark.e2e
@@ -37,13 +38,15 @@ def site(live_base_url):
 @pytest.fixture
 def test_pk(onboarded, site):
     return publishable_key_generate(
-        tenant=onboarded.tenant, mode="test", label="shop", allowed_origins=[site.origin]
+        tenant=onboarded.tenant, mode="test", label="shop", allowed_origins=[site.origin], actor=SETUP
     ).key
 
 
 @pytest.fixture
 def live_pk(onboarded, site):
-    return publishable_key_generate(tenant=onboarded.tenant, mode="live", allowed_origins=[site.origin]).key
+    return publishable_key_generate(
+        tenant=onboarded.tenant, mode="live", allowed_origins=[site.origin], actor=SETUP
+    ).key
 
 
 @pytest.fixture
@@ -110,7 +113,9 @@ def test_modal_flow_completes_in_the_sandbox_and_the_partner_get_agrees(site, te
 def test_a_page_on_an_origin_not_allowed_gets_origin_not_allowed_before_anything_is_drawn(
     onboarded, site, partner, desktop
 ):
-    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=["https://shop.example"]).key
+    key = publishable_key_generate(
+        tenant=onboarded.tenant, mode="test", allowed_origins=["https://shop.example"], actor=SETUP
+    ).key
     created = partner.create_session()
     desktop.goto(site.origin + "/")
     start(desktop, key, clientSecret=created["clientSecret"])
@@ -228,7 +233,7 @@ def test_with_the_frames_storage_and_popups_blocked_the_page_itself_goes_to_the_
 ):
     back = site.add_page("/verified", "<p>Back at the shop</p>")
     key = publishable_key_generate(
-        tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin], return_urls=[back]
+        tenant=onboarded.tenant, mode="test", allowed_origins=[site.origin], return_urls=[back], actor=SETUP
     ).key
     desktop.context.route(re.compile(re.escape(site.service_origin) + "/flow/.*"), _without_cookies)
     desktop.add_init_script("window.open = function () { return null; };")  # a popup blocker
@@ -282,7 +287,7 @@ def test_the_webview_bridge_receives_the_completion_envelope_and_the_tab_returns
     onboarded, live_base_url, partner, browser
 ):
     return_url = f"{live_base_url}/healthz?app=verified"
-    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", return_urls=[return_url]).key
+    key = publishable_key_generate(tenant=onboarded.tenant, mode="test", return_urls=[return_url], actor=SETUP).key
     created = partner.create_session()
     # What the app does: ask for a one-time launch URL with the client secret (no Origin: not a browser page).
     launch = requests.post(
@@ -354,6 +359,7 @@ def test_a_key_with_client_sessions_creates_the_session_from_the_page(onboarded,
         allowed_origins=[site.origin],
         client_sessions_enabled=True,
         client_age_limit=16,
+        actor=SETUP,
     ).key
     desktop.goto(site.origin + "/")
     start(desktop, key, session={"subject": "shopper-5"})

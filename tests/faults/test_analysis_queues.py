@@ -12,6 +12,7 @@ from django.test import Client
 
 from sessions_api.tasks import analysis_queue_of
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.flow import TEST_CLIENT_ADDRESS, open_flow, post_selfie
 from tests.support.outages import broker_at
@@ -26,7 +27,7 @@ def other_tenant_api(onboarded) -> ApiClient:
     """A second tenant whose analyses go to another queue than `onboarded`'s (tenants share one of
     ANALYSIS_QUEUE_SHARDS queues by their id: two of them may share one, as two tenants may share a worker)."""
     while True:
-        other = tenant_create(name="Other Games")
+        other = tenant_create(name="Other Games", actor=SETUP)
         if analysis_queue_of(other.tenant.pk, TEST_CLIENT_ADDRESS) != analysis_queue_of(
             onboarded.tenant.pk, TEST_CLIENT_ADDRESS
         ):

@@ -7,6 +7,7 @@ import pytest
 import requests
 
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.outages import broker_at
 from tests.support.receiver import Reply
@@ -21,7 +22,7 @@ def test_a_hanging_receiver_does_not_delay_another_tenants_first_attempt(
     hanging, healthy = https_receivers(), https_receivers()
     release = threading.Event()
     hanging.script(Reply(hold=release), Reply(hold=release))
-    other = tenant_create(name="Healthy Co", webhooks_enabled=True)
+    other = tenant_create(name="Healthy Co", webhooks_enabled=True, actor=SETUP)
     start_worker("webhooks", private_redis.url, pool="threads", concurrency=32)  # as the README runs it
 
     try:

@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from tenants.services import publishable_key_generate
+from tests.factories import SETUP
 
 SHOP = "https://shop.example"
 SERVICE = "http://testserver"
@@ -14,7 +15,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def pk(onboarded):
-    return publishable_key_generate(tenant=onboarded.tenant, mode="test", allowed_origins=[SHOP, "https://b.example"])
+    return publishable_key_generate(
+        tenant=onboarded.tenant, mode="test", allowed_origins=[SHOP, "https://b.example"], actor=SETUP
+    )
 
 
 def begin(client, pk, body, *, origin=SERVICE):
@@ -104,7 +107,7 @@ def test_the_web_flow_keeps_its_lax_cookie_and_refuses_framing(sandbox_api, sett
 def test_an_unknown_or_revoked_key_is_reported_to_the_page_that_asked(pk):
     from tenants.services import publishable_key_revoke
 
-    publishable_key_revoke(key=pk)
+    publishable_key_revoke(key=pk, actor=SETUP)
     response = Client().get("/flow/embed", {"key": pk.key, "origin": SHOP})
     assert 'data-refusal="invalid_publishable_key"' in response.content.decode()
     assert "frame-ancestors https://shop.example;" in response["Content-Security-Policy"] + ";"

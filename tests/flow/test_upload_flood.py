@@ -11,6 +11,7 @@ import pytest
 
 from bench.upload_flood import flood
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.web_server import gunicorn
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_the_partner_api_answers_within_a_second_while_the_flow_is_flooded(face_path_on):
     # The face path on, so that the heaviest upload (the selfie's 32 frames) is reachable.
-    api_key = tenant_create(name="Flooded shop").live_key
+    api_key = tenant_create(name="Flooded shop", actor=SETUP).live_key
 
     with gunicorn(workers=3, extra_env={"AGE_POLICY_FILE": str(face_path_on)}) as base:
         result = flood(base, api_key, seconds=15, attackers=3)

@@ -9,6 +9,7 @@ from django.utils import timezone
 from sessions_api.models import VerificationSession
 from tenants.models import ApiKey
 from tenants.services import publishable_key_generate, publishable_key_revoke
+from tests.factories import SETUP
 
 SHOP = "https://shop.example"
 pytestmark = pytest.mark.django_db
@@ -17,7 +18,12 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def pk(onboarded):
     return publishable_key_generate(
-        tenant=onboarded.tenant, mode="test", label="web", allowed_origins=[SHOP], return_urls=["myapp://verified"]
+        tenant=onboarded.tenant,
+        mode="test",
+        label="web",
+        allowed_origins=[SHOP],
+        return_urls=["myapp://verified"],
+        actor=SETUP,
     )
 
 
@@ -95,7 +101,7 @@ def test_a_secret_key_sent_to_a_client_endpoint_is_refused_and_flagged(browser, 
 
 
 def test_a_revoked_publishable_key_is_refused(browser, pk):
-    publishable_key_revoke(key=pk)
+    publishable_key_revoke(key=pk, actor=SETUP)
     response = client_get(browser, "/v1/client/config", pk.key)
     assert response.status_code == 401 and response.json()["code"] == "invalid_publishable_key"
 

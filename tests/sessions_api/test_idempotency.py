@@ -11,6 +11,7 @@ from sessions_api.api import views as api_module
 from sessions_api.models import IdempotencyRecord, VerificationSession
 from sessions_api.tasks import idempotency_records_purge
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem
 
@@ -95,7 +96,7 @@ def test_without_the_header_every_post_creates_a_session(api):
 
 
 def test_keys_are_scoped_per_tenant(api, db):
-    other = ApiClient(tenant_create(name="Other Shop").live_key)
+    other = ApiClient(tenant_create(name="Other Shop", actor=SETUP).live_key)
 
     mine, theirs = _post(api), _post(other)
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from sessions_api.models import SessionEvent, VerificationSession
 from tenants.services import tenant_create
-from tests.factories import session_past_expiry
+from tests.factories import SETUP, session_past_expiry
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem, assert_validation_error
 from webhooks.models import WebhookDelivery
@@ -80,7 +80,7 @@ def test_filters_by_status_subject_and_creation_range_combine(api):
 def test_a_key_lists_only_its_own_tenant_and_mode(api, sandbox_api, db):
     live = api.create_session()["sessionId"]
     sandbox = sandbox_api.create_session()["sessionId"]
-    stranger = ApiClient(tenant_create(name="Other").live_key)
+    stranger = ApiClient(tenant_create(name="Other", actor=SETUP).live_key)
     stranger.create_session()
 
     assert ids(listed(api)) == [live]

@@ -9,6 +9,7 @@ from django.contrib.staticfiles import finders
 from drf_spectacular.validation import validate_schema
 
 from sessions_api.state_machine import Results, session_transition
+from tests.factories import SETUP
 
 SPEC_SESSION_FIELDS = {
     "sessionId",
@@ -312,7 +313,9 @@ def test_the_webhooks_are_described_with_their_headers_and_the_payloads_really_s
         "verification.redacted": WebhookDelivery.objects.get(
             subject_ref=session_id, event_type="verification.redacted"
         ).payload,
-        "webhook.test": webhook_test_send(tenant=onboarded.tenant, mode="test", url="https://p.example/h").payload,
+        "webhook.test": webhook_test_send(
+            tenant=onboarded.tenant, mode="test", url="https://p.example/h", actor=SETUP
+        ).payload,
     }
 
     assert set(schema["webhooks"]) == set(sent)

@@ -8,7 +8,7 @@ from django.conf import settings as django_settings
 
 from sessions_api.api import rate_limit
 from sessions_api.models import VerificationSession, new_session_id
-from tests.factories import ApiKeyFactory
+from tests.factories import SETUP, ApiKeyFactory
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem
 
@@ -158,7 +158,7 @@ def test_a_post_refused_for_a_revoked_key_creates_nothing_even_from_the_key_cach
 
     client = ApiClient(onboarded.live_key)
     client.create_session()  # the key is now in this process's cache
-    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live"))
+    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live"), actor=SETUP)
 
     refused = client.post("/v1/sessions", {"subject": "after-revocation", "age_limit": 18})
 

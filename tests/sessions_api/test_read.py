@@ -11,6 +11,7 @@ from django.utils import timezone
 from sessions_api.models import VerificationSession, new_session_id
 from sessions_api.state_machine import Results, session_cancel, session_transition
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem
 
@@ -145,7 +146,7 @@ def test_a_denied_session_shows_its_reason(api):
 
 
 def test_another_tenants_session_is_a_404_identical_to_an_unknown_id(api, db):
-    other = tenant_create(name="Other Shop")
+    other = tenant_create(name="Other Shop", actor=SETUP)
     foreign_id = ApiClient(other.live_key).create_session()["sessionId"]
     unknown_id = new_session_id()
     same_request_id = {"X-Request-Id": "req-isolation-check"}
@@ -263,7 +264,7 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
 def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_sessions(api, onboarded):
     # Creating a session is the API's busiest write, so the sessions table keeps only the indexes queries
     # use: a tenant's list (newest first) reads session_tenant_created_idx, not every tenant's sessions.
-    other = tenant_create(name="Busy Co").tenant
+    other = tenant_create(name="Busy Co", actor=SETUP).tenant
     VerificationSession.objects.bulk_create(
         VerificationSession(
             tenant=other,

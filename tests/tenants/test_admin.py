@@ -9,12 +9,13 @@ from django.test import Client
 from sessions_api.state_machine import Results, session_transition
 from tenants.models import ApiKey, Membership
 from tenants.services import membership_add
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 
 
 @pytest.fixture
 def staffed(onboarded):
-    membership_add(tenant=onboarded.tenant, user=get_user_model().objects.create(username="shop-staff"))
+    membership_add(tenant=onboarded.tenant, user=get_user_model().objects.create(username="shop-staff"), actor=SETUP)
     return onboarded
 
 

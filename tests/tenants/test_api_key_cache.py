@@ -14,6 +14,7 @@ from sessions_api.api import rate_limit
 from sessions_api.models import new_session_id
 from tenants.models import ApiKey
 from tenants.services import api_key_revoke
+from tests.factories import SETUP
 from tests.support.database import current_database_url
 
 BODY = {"subject": "user-42", "age_limit": 18}
@@ -50,8 +51,8 @@ def test_a_key_revoked_in_another_process_is_refused_on_the_next_request(transac
     env = {**os.environ, "DATABASE_URL": current_database_url()}
     script = (
         "import django; django.setup(); from tenants.models import ApiKey; "
-        "from tenants.services import api_key_revoke; "
-        f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}))"
+        "from tenants.audit import Actor; from tenants.services import api_key_revoke; "
+        f"api_key_revoke(api_key=ApiKey.objects.get(pk={key_id}), actor=Actor(name='another process'))"
     )
     subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, check=True, timeout=120)
 
@@ -99,7 +100,7 @@ def test_a_cached_key_revoked_since_is_not_marked_used(api, onboarded):
     api_key = ApiKey.objects.get(tenant=onboarded.tenant, mode="live")
     a_while_ago = timezone.now() - timedelta(minutes=5)
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=a_while_ago)
-    api_key_revoke(api_key=api_key)
+    api_key_revoke(api_key=api_key, actor=SETUP)
 
     for request in (lambda: api.post("/v1/sessions", BODY), lambda: api.get(f"/v1/sessions/{new_session_id()}")):
         with mock_clock(minutes=2):  # past the once-a-minute mark of the cached copy too

@@ -10,7 +10,7 @@ from django.utils import timezone
 from sessions_api.models import new_session_id
 from tenants.models import ApiKey
 from tenants.services import api_key_generate, api_key_revoke
-from tests.factories import api_key_last_used
+from tests.factories import SETUP, api_key_last_used
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem
 
@@ -88,15 +88,15 @@ def test_a_live_key_presented_as_a_test_key_is_refused(onboarded):
 
 def test_a_revoked_key_fails_at_once(api, onboarded):
     session_id = api.create_session()["sessionId"]
-    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live"))
+    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live"), actor=SETUP)
 
     assert_problem(api.post("/v1/sessions", BODY), 401, "invalid_api_key")
     assert_problem(api.get(f"/v1/sessions/{session_id}"), 401, "invalid_api_key")
 
 
 def test_revoking_one_key_leaves_the_tenants_other_keys_working(api, onboarded):
-    rotated = api_key_generate(tenant=onboarded.tenant, mode="live", label="rotation")
-    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live", label="default"))
+    rotated = api_key_generate(tenant=onboarded.tenant, mode="live", label="rotation", actor=SETUP)
+    api_key_revoke(api_key=ApiKey.objects.get(tenant=onboarded.tenant, mode="live", label="default"), actor=SETUP)
 
     assert ApiClient(rotated.raw_key).post("/v1/sessions", BODY).status_code == 201
     assert ApiClient(onboarded.test_key).post("/v1/sessions", BODY).status_code == 201
@@ -158,7 +158,7 @@ def test_last_used_at_is_written_at_most_once_a_minute(api, onboarded, monkeypat
 
 def test_a_refused_key_is_not_marked_used(onboarded):
     api_key = ApiKey.objects.get(tenant=onboarded.tenant, mode="live")
-    api_key_revoke(api_key=api_key)
+    api_key_revoke(api_key=api_key, actor=SETUP)
 
     ApiClient(onboarded.live_key).post("/v1/sessions", BODY)
 

@@ -7,6 +7,7 @@ import stat
 import pytest
 from django.core.management import call_command
 
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 
 
@@ -55,7 +56,7 @@ def test_a_revoked_demo_key_is_replaced_and_the_other_kept(demo_settings, onboar
     from tenants.services import api_key_revoke
 
     first, _ = seed()
-    api_key_revoke(api_key=api_key_resolve(first["test_api_key"]))
+    api_key_revoke(api_key=api_key_resolve(first["test_api_key"]), actor=SETUP)
 
     second, note = seed()
 

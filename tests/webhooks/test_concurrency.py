@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.receiver import Reply, WebhookReceiver
 from tests.support.webhooks import finalize_with_webhook
@@ -39,13 +40,13 @@ def test_a_hanging_receiver_holds_only_its_tenants_share_of_a_worker(
     settings.WEBHOOK_TENANT_MAX_IN_FLIGHT = 2
     settings.WEBHOOK_TOTAL_TIMEOUT = 60  # every attempt to the hanging receiver stays open while it hangs
     hanging_receiver.script(*[Reply(hold=hanging_receiver.release)] * 6)
-    slow = ApiClient(tenant_create(name="Slow Receiver Ltd", webhooks_enabled=True).live_key)
+    slow = ApiClient(tenant_create(name="Slow Receiver Ltd", webhooks_enabled=True, actor=SETUP).live_key)
     for _ in range(6):  # more than the worker has threads
         finalize_with_webhook(slow, hanging_receiver.url())
     hanging_receiver.wait_for(2, timeout=20)
 
     healthy = finalize_with_webhook(
-        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key), receiver.url()
+        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True, actor=SETUP).live_key), receiver.url()
     )
 
     arrived = receiver.wait_for(1, timeout=20)  # while the other tenant's receiver still hangs
@@ -61,13 +62,13 @@ def test_a_tenant_alone_borrows_idle_threads_but_leaves_one_share_free_for_the_o
     settings.WEBHOOK_TENANT_MAX_IN_FLIGHT = 1
     settings.WEBHOOK_TOTAL_TIMEOUT = 60
     hanging_receiver.script(*[Reply(hold=hanging_receiver.release)] * 5)
-    busy = ApiClient(tenant_create(name="Busy Receiver Ltd", webhooks_enabled=True).live_key)
+    busy = ApiClient(tenant_create(name="Busy Receiver Ltd", webhooks_enabled=True, actor=SETUP).live_key)
     for _ in range(5):
         finalize_with_webhook(busy, hanging_receiver.url())
     hanging_receiver.wait_for(3, timeout=20)  # its share of 1, and 2 idle threads borrowed
 
     healthy = finalize_with_webhook(
-        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True).live_key), receiver.url()
+        ApiClient(tenant_create(name="Healthy Shop", webhooks_enabled=True, actor=SETUP).live_key), receiver.url()
     )
 
     arrived = receiver.wait_for(1, timeout=20)  # the last free thread was left for another tenant

@@ -8,6 +8,7 @@ import redis
 from django.conf import settings as django_settings
 
 from tenants.services import tenant_create
+from tests.factories import SETUP
 from tests.support.api_client import ApiClient
 from tests.support.webhooks import finalize_with_webhook
 from tests.support.workers import in_process_worker
@@ -49,7 +50,7 @@ def test_a_drain_goes_back_to_the_end_of_the_queue_after_its_slice(broker, api, 
     settings.WEBHOOK_DRAIN_SLICE_SECONDS = 0  # one delivery per turn
     busy = [finalize_with_webhook(api, receiver.url()) for _ in range(3)]
     other = finalize_with_webhook(
-        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key), receiver.url()
+        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True, actor=SETUP).live_key), receiver.url()
     )
 
     with in_process_worker():  # solo, one task at a time: the order of arrival is the order of turns
@@ -67,7 +68,7 @@ def test_with_a_whole_slice_a_drain_sends_its_tenants_backlog_before_the_next_ta
     settings.WEBHOOK_DRAIN_SLICE_SECONDS = 30  # longer than three sends on the slowest machine
     busy = [finalize_with_webhook(api, receiver.url()) for _ in range(3)]
     other = finalize_with_webhook(
-        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True).live_key), receiver.url()
+        ApiClient(tenant_create(name="Other Shop", webhooks_enabled=True, actor=SETUP).live_key), receiver.url()
     )
 
     with in_process_worker():

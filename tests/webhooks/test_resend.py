@@ -7,7 +7,7 @@ import pytest
 from django.db import connections
 
 from tenants.models import Tenant
-from tests.factories import delivery_due_now
+from tests.factories import SETUP, delivery_due_now
 from tests.support.receiver import Reply
 from tests.support.webhooks import delivery_of, finalize_with_webhook
 from webhooks.delivery import DISABLED_ERROR, webhook_delivery_attempt
@@ -27,7 +27,7 @@ def failed_delivery(api, receiver, settings):
 
 
 def test_resending_a_failed_delivery_sends_the_same_event_again_and_numbers_attempts_on(failed_delivery, receiver):
-    resent = delivery_resend(delivery=failed_delivery)
+    resent = delivery_resend(delivery=failed_delivery, actor=SETUP)
 
     assert (resent.pk, resent.status, resent.attempt_count) == (failed_delivery.pk, "pending", 1)
     webhook_delivery_attempt(delivery_id=resent.pk)
@@ -43,7 +43,7 @@ def test_a_resend_starts_a_fresh_retry_schedule(failed_delivery, receiver, setti
     settings.WEBHOOK_RETRY_SCHEDULE = [0, 60]
     receiver.script(Reply(status=500))
 
-    delivery_resend(delivery=failed_delivery)
+    delivery_resend(delivery=failed_delivery, actor=SETUP)
     webhook_delivery_attempt(delivery_id=failed_delivery.pk)
 
     failed_delivery.refresh_from_db()
@@ -54,7 +54,7 @@ def test_resending_a_delivered_delivery_sends_it_once_more(api, receiver):
     delivery = delivery_of(finalize_with_webhook(api, receiver.url()))
     webhook_delivery_attempt(delivery_id=delivery.id)
 
-    delivery_resend(delivery=WebhookDelivery.objects.get(pk=delivery.pk))
+    delivery_resend(delivery=WebhookDelivery.objects.get(pk=delivery.pk), actor=SETUP)
     webhook_delivery_attempt(delivery_id=delivery.id)
 
     assert [r.headers["webhook-id"] for r in receiver.received] == [delivery.id, delivery.id]

@@ -10,7 +10,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 import webhooks.delivery
 from tenants.services import tenant_webhook_secret_rotate, webhook_secret_new
-from tests.factories import delivery_due_now
+from tests.factories import SETUP, delivery_due_now
 from tests.support.receiver import Reply
 from tests.support.webhooks import delivery_of, finalize_with_webhook
 from webhooks.delivery import webhook_delivery_attempt
@@ -44,7 +44,7 @@ def test_signature_header_lists_one_signature_per_secret():
 @pytest.mark.usefixtures("celery_worker")
 def test_during_a_secret_rotation_both_secrets_verify_the_same_webhook(api, onboarded, receiver):
     old_secret = onboarded.tenant.webhook_secret
-    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant)
+    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant, actor=SETUP)
     assert tenant.webhook_secret != old_secret
 
     finalize_with_webhook(api, receiver.url())
@@ -60,7 +60,7 @@ def test_during_a_secret_rotation_both_secrets_verify_the_same_webhook(api, onbo
 @pytest.mark.usefixtures("celery_worker")
 def test_after_the_rotation_overlap_only_the_new_secret_signs(api, onboarded, receiver):
     old_secret = onboarded.tenant.webhook_secret
-    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant, overlap=timedelta(0))
+    tenant = tenant_webhook_secret_rotate(tenant=onboarded.tenant, overlap=timedelta(0), actor=SETUP)
 
     finalize_with_webhook(api, receiver.url())
 

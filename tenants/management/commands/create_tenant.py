@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_email
 
+from tenants.audit import Actor
 from tenants.services import tenant_create
 
 
@@ -26,7 +27,9 @@ class Command(BaseCommand):
                 validate_email(email)
             except ValidationError:
                 raise CommandError(f"{email!r} is not a valid email address.")
-        onboarded = tenant_create(name=name, contact_email=email, webhooks_enabled=enable_webhooks)
+        onboarded = tenant_create(
+            name=name, contact_email=email, webhooks_enabled=enable_webhooks, actor=Actor.command("create_tenant")
+        )
         self.stdout.write(
             json.dumps(
                 {

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from tenants.audit import Actor
 from tenants.models import ApiKey, Tenant
 from tenants.selectors import api_key_resolve
 from tenants.services import api_key_generate, api_key_revoke, membership_add, tenant_create
@@ -60,9 +61,10 @@ class Command(BaseCommand):
     def handle(self, *args, json: bool = False, **options):
         if not settings.DEBUG:
             raise CommandError("demo_seed creates well-known passwords; it only runs with DEBUG=1.")
+        actor = Actor.command("demo_seed")
         tenant = Tenant.objects.filter(name=DEMO_TENANT).first()
         if tenant is None:
-            onboarded = tenant_create(name=DEMO_TENANT, webhooks_enabled=True)
+            onboarded = tenant_create(name=DEMO_TENANT, webhooks_enabled=True, actor=actor)
             tenant = onboarded.tenant
             keys = {ApiKey.Mode.LIVE: onboarded.live_key, ApiKey.Mode.TEST: onboarded.test_key}
         else:
@@ -73,8 +75,8 @@ class Command(BaseCommand):
                 # Keys are stored hashed: one that is not in the local state cannot be shown again, so
                 # the demo's old key of that mode is replaced, and the run says so.
                 for api_key in tenant.api_keys.filter(label="default", mode=mode, revoked_at__isnull=True):
-                    api_key_revoke(api_key=api_key)
-                keys[mode] = api_key_generate(tenant=tenant, mode=mode, label="default").raw_key
+                    api_key_revoke(api_key=api_key, actor=actor)
+                keys[mode] = api_key_generate(tenant=tenant, mode=mode, label="default", actor=actor).raw_key
                 self.stderr.write(f"New {mode} demo key: the previous one was not in {_state_path()}.")
         _keep(tenant, keys)
         live_key, test_key = keys[ApiKey.Mode.LIVE], keys[ApiKey.Mode.TEST]
@@ -86,7 +88,7 @@ class Command(BaseCommand):
         staff, _ = users.objects.get_or_create(username="demo", defaults={"email": "demo@localhost"})
         staff.set_password(DEMO_PASSWORD)
         staff.save()
-        membership_add(tenant=tenant, user=staff)
+        membership_add(tenant=tenant, user=staff, actor=actor)
         info = {
             "tenant_id": tenant.id,
             "api_key": live_key,

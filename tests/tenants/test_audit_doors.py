@@ -1,0 +1,283 @@
+"""The owning service is the only door (issue 46): a key or a webhook secret changed through the dashboard,
+the operators' admin or a management command leaves exactly one audit row, naming who did it."""
+
+import getpass
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from tenants.models import ApiKey, AuditLogEntry, PublishableKey, Tenant
+from tenants.services import membership_add
+from tests.factories import SETUP, UserFactory
+from tests.support.api_client import ApiClient
+
+ALICE = "alice <alice@acme.test>"  # the dashboard's staff_user, as the audit log names her
+OPERATOR = "operator (AgeVerify operator)"  # the operators' admin's signed-in user (conftest's `operator`)
+
+
+def _command_label(name: str) -> str:
+    return f"manage.py {name} (run by {getpass.getuser()})"
+
+
+@pytest.fixture
+def staff_user(onboarded):
+    user = UserFactory(username="alice", email="alice@acme.test")
+    membership_add(tenant=onboarded.tenant, user=user, actor=SETUP)
+    return user
+
+
+@pytest.fixture
+def dashboard(staff_user):
+    """The tenant's dashboard, signed in as its owner alice."""
+    client = Client()
+    client.force_login(staff_user)
+    return client
+
+
+class NewRows:
+    """The audit rows written after it was made: the door under test must leave exactly one."""
+
+    def __init__(self):
+        self.after = AuditLogEntry.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    def one(self) -> AuditLogEntry:
+        rows = list(AuditLogEntry.objects.filter(id__gt=self.after))
+        assert len(rows) == 1, [(row.action, row.actor_label) for row in rows]
+        return rows[0]
+
+
+def _command(*args) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def _admin_action(operator, model: str, action: str, *pks):
+    response = operator.post(
+        f"/admin/tenants/{model}/", {"action": action, "_selected_action": [str(pk) for pk in pks]}
+    )
+    assert response.status_code == 302, response.content
+    return response
+
+
+def _live_key(onboarded) -> ApiKey:
+    return ApiKey.objects.get(tenant=onboarded.tenant, mode="live", revoked_at__isnull=True)
+
+
+# --- Revoking a secret API key: dashboard, admin, command ---
+
+
+def test_revoking_a_key_in_the_dashboard_leaves_one_row_naming_the_staff_member(dashboard, onboarded, staff_user):
+    key, rows = _live_key(onboarded), NewRows()
+
+    dashboard.post(f"/dashboard/keys/{key.pk}/revoke/", REMOTE_ADDR="198.51.100.4")
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.actor, row.ip_address) == (
+        "api_key.revoked",
+        ALICE,
+        staff_user,
+        "198.51.100.4",
+    )
+    assert row.target_id == str(key.pk) and row.tenant == onboarded.tenant
+    assert ApiClient(onboarded.live_key).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 401
+
+
+def test_revoking_a_key_in_the_operators_admin_leaves_one_row_naming_the_operator(operator, onboarded):
+    key, rows = _live_key(onboarded), NewRows()
+
+    _admin_action(operator, "apikey", "revoke", key.pk)
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.target_id) == ("api_key.revoked", OPERATOR, str(key.pk))
+    assert row.actor.username == "operator"
+    assert ApiClient(onboarded.live_key).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 401
+
+
+def test_revoking_a_key_by_command_leaves_one_row_naming_the_command(onboarded):
+    key, rows = _live_key(onboarded), NewRows()
+
+    printed = _command("api_key_revoke", key.display_prefix)
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.actor, row.target_id) == (
+        "api_key.revoked",
+        _command_label("api_key_revoke"),
+        None,
+        str(key.pk),
+    )
+    assert f"{key.display_prefix} of Acme Games is revoked" in printed
+    assert ApiClient(onboarded.live_key).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 401
+
+
+def test_revoking_a_revoked_key_again_through_any_door_adds_no_row(dashboard, operator, onboarded):
+    key = _live_key(onboarded)
+    _command("api_key_revoke", key.display_prefix)
+    rows = NewRows()
+
+    dashboard.post(f"/dashboard/keys/{key.pk}/revoke/")
+    _admin_action(operator, "apikey", "revoke", key.pk)
+    printed = _command("api_key_revoke", key.display_prefix)
+
+    assert not AuditLogEntry.objects.filter(id__gt=rows.after).exists()
+    assert "was already revoked" in printed
+
+
+def test_the_operators_admin_cannot_delete_a_key_past_the_audit_log(operator, onboarded):
+    key = _live_key(onboarded)
+
+    assert operator.post(f"/admin/tenants/apikey/{key.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert ApiKey.objects.filter(pk=key.pk).exists()
+
+
+# --- Generating a secret API key: dashboard and command (the admin shows no raw key, so makes none) ---
+
+
+def test_generating_a_key_in_the_dashboard_or_by_command_leaves_one_row_each(dashboard, onboarded, staff_user):
+    rows = NewRows()
+    assert dashboard.post("/dashboard/keys/generate/", {"mode": "test", "label": "ci"}).status_code == 200
+    by_dashboard = rows.one()
+
+    rows = NewRows()
+    printed = json.loads(_command("api_key_generate", onboarded.tenant.pk, "--mode", "test", "--label", "cron"))
+    by_command = rows.one()
+
+    assert (by_dashboard.action, by_dashboard.actor_label) == ("api_key.generated", ALICE)
+    assert (by_command.action, by_command.actor_label) == ("api_key.generated", _command_label("api_key_generate"))
+    assert by_command.target_label == printed["prefix"] and by_command.extra == {"mode": "test", "label": "cron"}
+    assert ApiClient(printed["api_key"]).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 201
+
+
+def test_the_ten_active_keys_cap_holds_at_every_door(dashboard, onboarded):
+    for number in range(8):  # onboarding made one test key: ten active ones now
+        _command("api_key_generate", onboarded.tenant.pk, "--mode", "test", "--label", f"k{number}")
+    _command("api_key_generate", onboarded.tenant.pk, "--mode", "test")
+    rows = NewRows()
+
+    with pytest.raises(Exception, match="already has 10 active test keys"):
+        _command("api_key_generate", onboarded.tenant.pk, "--mode", "test")
+    refused = dashboard.post("/dashboard/keys/generate/", {"mode": "test", "label": "one more"})
+
+    assert refused.status_code == 400 and b"already has 10 active test keys" in refused.content
+    assert ApiKey.objects.filter(tenant=onboarded.tenant, mode="test", revoked_at__isnull=True).count() == 10
+    assert not AuditLogEntry.objects.filter(id__gt=rows.after).exists()
+
+
+# --- Rotating a webhook signing secret: dashboard, admin, command ---
+
+
+@pytest.mark.parametrize("mode", ["live", "test"])
+def test_rotating_a_webhook_secret_through_each_door_leaves_one_row_each(
+    dashboard, operator, onboarded, staff_user, mode
+):
+    tenant = onboarded.tenant
+    field = "test_webhook_secret" if mode == "test" else "webhook_secret"
+    secrets = [getattr(Tenant.objects.get(pk=tenant.pk), field)]
+    doors = {
+        ALICE: lambda: dashboard.post("/dashboard/webhooks/secret/rotate/", {"mode": mode}),
+        OPERATOR: lambda: _admin_action(operator, "tenant", f"rotate_{mode}_webhook_secret", tenant.pk),
+        _command_label("webhook_secret_rotate"): lambda: _command("webhook_secret_rotate", tenant.pk, "--mode", mode),
+    }
+    for who, door in doors.items():
+        rows = NewRows()
+        door()
+        row = rows.one()
+        secrets.append(getattr(Tenant.objects.get(pk=tenant.pk), field))
+        assert (row.action, row.actor_label, row.extra["mode"]) == ("webhook_secret.rotated", who, mode)
+        assert row.target_label == f"whsec_…{secrets[-1][-4:]}"
+        assert row.extra["previous"] == f"whsec_…{secrets[-2][-4:]}"
+    assert len(set(secrets)) == 4  # each door made a new secret
+
+
+def test_the_rotation_command_prints_the_new_secret_that_signs_from_now_on(onboarded):
+    printed = json.loads(_command("webhook_secret_rotate", onboarded.tenant.pk))
+
+    tenant = Tenant.objects.get(pk=onboarded.tenant.pk)
+    assert printed["webhook_secret"] == tenant.webhook_secret != onboarded.tenant.webhook_secret
+    assert printed["previous_signs_until"] == tenant.webhook_secret_previous_expires_at.isoformat()
+
+
+# --- Publishable keys in the operators' admin: made and revoked by the service, audited ---
+
+
+def test_a_publishable_key_added_and_revoked_in_the_admin_leaves_one_row_each(operator, onboarded):
+    rows = NewRows()
+    added = operator.post(
+        "/admin/tenants/publishablekey/add/",
+        {"tenant": onboarded.tenant.pk, "mode": "test", "label": "shop", "allowed_origins": "https://shop.example"},
+    )
+    assert added.status_code == 302, added.content
+    generated = rows.one()
+    key = PublishableKey.objects.get(tenant=onboarded.tenant, label="shop")
+
+    rows = NewRows()
+    _admin_action(operator, "publishablekey", "revoke", key.pk)
+    revoked = rows.one()
+
+    assert (generated.action, generated.actor_label, generated.target_label) == (
+        "publishable_key.generated",
+        OPERATOR,
+        key.key,
+    )
+    assert key.key.startswith("av_pk_test_") and key.allowed_origins == ["https://shop.example"]
+    assert (revoked.action, revoked.actor_label) == ("publishable_key.revoked", OPERATOR)
+
+
+# --- Tenants: onboarding and settings, from the commands and the admin ---
+
+
+def test_onboarding_by_command_leaves_one_row_naming_the_command(db):
+    rows = NewRows()
+
+    printed = json.loads(_command("create_tenant", "Beta Shop"))
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.tenant_id) == (
+        "tenant.created",
+        _command_label("create_tenant"),
+        printed["tenant_id"],
+    )
+    assert row.extra == {
+        "live key": ApiKey.objects.get(tenant_id=printed["tenant_id"], mode="live").display_prefix,
+        "test key": ApiKey.objects.get(tenant_id=printed["tenant_id"], mode="test").display_prefix,
+    }
+
+
+def test_disabling_a_tenant_in_the_admin_leaves_one_row_with_the_old_and_new_value(operator, onboarded):
+    rows = NewRows()
+
+    _admin_action(operator, "tenant", "disable_tenants", onboarded.tenant.pk)
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.extra) == ("tenant.changed", OPERATOR, {"enabled": "yes → no"})
+    assert ApiClient(onboarded.live_key).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 403
+
+
+def test_a_tenant_changed_in_the_admins_form_leaves_one_row_of_what_changed(operator, onboarded):
+    page = operator.get(f"/admin/tenants/tenant/{onboarded.tenant.pk}/change/")
+    form = {
+        field.name: field.value()
+        for field in page.context["adminform"].form
+        if field.value() is not None and not isinstance(field.value(), bool)
+    }
+    form.update(
+        {
+            name: "on"
+            for name, value in page.context["adminform"].form.initial.items()
+            if value is True and name in page.context["adminform"].form.fields
+        }
+    )
+    form.update({"session_ttl_seconds": "900", "retention_days": "30"})
+    for prefix in ("api_keys", "memberships"):
+        form.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"})
+    rows = NewRows()
+
+    response = operator.post(f"/admin/tenants/tenant/{onboarded.tenant.pk}/change/", form)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else response
+    row = rows.one()
+    assert (row.action, row.actor_label) == ("tenant.changed", OPERATOR)
+    assert row.extra == {"session ttl seconds": "3600 → 900", "retention days": "90 → 30"}

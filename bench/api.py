@@ -244,11 +244,12 @@ def seed_sessions(at_least: int) -> int:
     from django.utils import timezone
 
     from sessions_api.models import VerificationSession
+    from tenants.audit import Actor
     from tenants.services import tenant_create
 
     missing = at_least - VerificationSession.objects.count()
     if missing > 0:
-        tenant = tenant_create(name="API benchmark (other sessions)").tenant
+        tenant = tenant_create(actor=Actor(name="bench/api.py"), name="API benchmark (other sessions)").tenant
         now = timezone.now()
         VerificationSession.objects.bulk_create(
             (
@@ -325,12 +326,13 @@ def main() -> None:
     import redis
     from django.conf import settings
 
+    from tenants.audit import Actor
     from tenants.services import tenant_create
 
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
     seeded = seed_sessions(args.seed_sessions)
-    api_key = tenant_create(name="API benchmark").live_key
-    counts_key = tenant_create(name="API benchmark (query counts)").live_key
+    api_key = tenant_create(actor=Actor(name="bench/api.py"), name="API benchmark").live_key
+    counts_key = tenant_create(actor=Actor(name="bench/api.py"), name="API benchmark (query counts)").live_key
 
     from django.test import Client
 

@@ -236,10 +236,11 @@ def main() -> None:
     django.setup()
     from django.test import Client
 
+    from tenants.audit import Actor
     from tenants.services import tenant_create
 
     seed_sessions(20_000)
-    api_key = tenant_create(name="API instructions benchmark").live_key
+    api_key = tenant_create(actor=Actor(name="bench/api_instructions.py"), name="API instructions benchmark").live_key
     created = Client(HTTP_X_API_KEY=api_key).post("/v1/sessions", POST_BODY, content_type="application/json")
     assert created.status_code == 201, created.content
     session_id = created.json()["session"]["sessionId"]

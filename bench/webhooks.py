@@ -97,6 +97,7 @@ def main() -> None:
 
     from sessions_api.services import session_create
     from sessions_api.state_machine import session_cancel
+    from tenants.audit import Actor
     from tenants.selectors import api_key_resolve
     from tenants.services import tenant_create
     from webhooks.models import WebhookDelivery
@@ -104,10 +105,12 @@ def main() -> None:
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
     receiver = WebhookReceiver(tls)
     url = receiver.url()
-    onboarded = tenant_create(name="Bench", webhooks_enabled=True)
+    onboarded = tenant_create(actor=Actor(name="bench/webhooks.py"), name="Bench", webhooks_enabled=True)
     api_key = api_key_resolve(onboarded.live_key)
     hanging_receiver = WebhookReceiver(tls)
-    hanging_tenant = tenant_create(name="Bench (hanging receiver)", webhooks_enabled=True)
+    hanging_tenant = tenant_create(
+        actor=Actor(name="bench/webhooks.py"), name="Bench (hanging receiver)", webhooks_enabled=True
+    )
     hanging_key = api_key_resolve(hanging_tenant.live_key)
 
     def new_session_id(n: int, *, tenant=onboarded.tenant, key=api_key, target=url) -> str:

@@ -36,6 +36,9 @@ class AgePassPolicyAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ("tenant",) if obj else ()  # a policy is its tenant's: another tenant gets its own
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # changed (and the change audited) through age_pass_policy_set, never deleted
+
     def save_model(self, request, obj, form, change):
         policy = age_pass_policy_set(
             tenant=obj.tenant, actor=Actor.operator(request), **{name: getattr(obj, name) for name in POLICY_FIELDS}

@@ -47,6 +47,16 @@ def _refusal_shown(request):
         yield
     except ValidationError as refused:
         messages.error(request, " ".join(refused.messages))
+        request.team_change_refused = True
+
+
+class TeamRulesShown:
+    """No "changed successfully" beside the refusal of a team rule: the page says only what happened."""
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        if level == messages.SUCCESS and getattr(request, "team_change_refused", False):
+            return
+        super().message_user(request, message, level, *args, **kwargs)
 
 
 def _tenants_set(model_admin, request, queryset, message: str, **fields) -> None:
@@ -75,7 +85,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(SecretColumnsNotFilterable):
+class TenantAdmin(TeamRulesShown, SecretColumnsNotFilterable):
     list_display = (
         "name",
         "id",
@@ -279,7 +289,7 @@ class PublishableKeyAdmin(SecretColumnsNotFilterable):
 
 
 @admin.register(Membership)
-class MembershipAdmin(SecretColumnsNotFilterable):
+class MembershipAdmin(TeamRulesShown, SecretColumnsNotFilterable):
     list_display = ("user", "tenant", "role", "created_at")
     search_fields = ("user__username", "user__email", "tenant__name", "tenant__id")
     autocomplete_fields = ("user", "tenant")

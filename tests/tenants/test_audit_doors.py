@@ -281,3 +281,84 @@ def test_a_tenant_changed_in_the_admins_form_leaves_one_row_of_what_changed(oper
     row = rows.one()
     assert (row.action, row.actor_label) == ("tenant.changed", OPERATOR)
     assert row.extra == {"session ttl seconds": "3600 → 900", "retention days": "90 → 30"}
+
+
+def test_a_tenant_onboarded_in_the_admin_leaves_one_row_and_no_key_that_nobody_saw(operator):
+    from tests.dashboard.test_operators_admin import TENANT_ADD_FORM
+
+    rows = NewRows()
+
+    assert operator.post("/admin/tenants/tenant/add/", TENANT_ADD_FORM).status_code == 302
+
+    row = rows.one()
+    assert (row.action, row.actor_label, row.tenant.name) == ("tenant.created", OPERATOR, "Added By Hand")
+    assert not ApiKey.objects.filter(tenant=row.tenant).exists()
+
+
+def test_the_demo_seed_names_itself_in_the_demo_tenants_log(settings, tmp_path, db):
+    settings.DEBUG, settings.VAR_DIR = True, tmp_path
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+    _command("demo_seed", "--json")
+
+    log = list(AuditLogEntry.objects.order_by("id").values_list("action", "actor_label"))
+    assert log == [
+        ("tenant.created", _command_label("demo_seed")),
+        ("member.added", _command_label("demo_seed")),
+    ]
+
+
+# --- The team and the pass policy, from the operators' admin ---
+
+
+def test_a_member_added_changed_and_removed_in_the_admin_leaves_one_row_each(operator, onboarded, staff_user):
+    bob = UserFactory(username="bob", email="bob@acme.test")
+    rows = NewRows()
+    added = operator.post(
+        "/admin/tenants/membership/add/", {"user": bob.pk, "tenant": onboarded.tenant.pk, "role": "viewer"}
+    )
+    assert added.status_code == 302, added.content
+    joined = rows.one()
+    membership = bob.tenant_memberships.get()
+
+    rows = NewRows()
+    operator.post(f"/admin/tenants/membership/{membership.pk}/change/", {"role": "developer"})
+    changed = rows.one()
+
+    rows = NewRows()
+    operator.post(f"/admin/tenants/membership/{membership.pk}/delete/", {"post": "yes"})
+    removed = rows.one()
+
+    assert [(row.action, row.actor_label, row.target_label) for row in (joined, changed, removed)] == [
+        ("member.added", OPERATOR, "bob <bob@acme.test>"),
+        ("member.role_changed", OPERATOR, "bob <bob@acme.test>"),
+        ("member.removed", OPERATOR, "bob <bob@acme.test>"),
+    ]
+    assert (joined.extra, changed.extra) == ({"role": "viewer"}, {"role": "developer", "previous_role": "viewer"})
+    assert not bob.tenant_memberships.exists()
+
+
+def test_the_admin_cannot_remove_a_tenants_last_owner_and_records_nothing(operator, onboarded, staff_user):
+    membership = staff_user.tenant_memberships.get()
+    rows = NewRows()
+
+    response = operator.post(f"/admin/tenants/membership/{membership.pk}/delete/", {"post": "yes"}, follow=True)
+
+    assert "last owner of Acme Games" in response.content.decode()
+    assert "deleted successfully" not in response.content.decode()
+    assert staff_user.tenant_memberships.exists()
+    assert not AuditLogEntry.objects.filter(id__gt=rows.after).exists()
+
+
+def test_a_pass_policy_set_in_the_admin_leaves_one_row_naming_the_operator(operator, onboarded):
+    rows = NewRows()
+
+    response = operator.post(
+        "/admin/age_passes/agepasspolicy/add/",
+        {"tenant": onboarded.tenant.pk, "accept_passes": "on", "minimum_method": "document", "lifetime_days": "30"},
+    )
+
+    assert response.status_code == 302
+    row = rows.one()
+    assert (row.action, row.actor_label) == ("age_pass_policy.changed", OPERATOR)
+    assert row.extra["accept passes"] == "no → yes" and row.extra["lifetime days"] == "(deployment's) → 30"

@@ -362,3 +362,25 @@ def test_a_pass_policy_set_in_the_admin_leaves_one_row_naming_the_operator(opera
     row = rows.one()
     assert (row.action, row.actor_label) == ("age_pass_policy.changed", OPERATOR)
     assert row.extra["accept passes"] == "no → yes" and row.extra["lifetime days"] == "(deployment's) → 30"
+
+
+# --- Where the rows are read ---
+
+
+def test_the_tenants_dashboard_log_shows_what_operators_and_commands_did(dashboard, operator, onboarded):
+    key = _live_key(onboarded)
+    _admin_action(operator, "apikey", "revoke", key.pk)
+    _command("webhook_secret_rotate", onboarded.tenant.pk)
+
+    page = dashboard.get("/dashboard/audit-log/").content.decode()
+
+    assert "operator (AgeVerify operator)" in page and key.display_prefix in page
+    assert f"manage.py webhook_secret_rotate (run by {getpass.getuser()})" in page
+
+
+def test_the_operators_old_audit_log_address_leads_to_its_new_one(operator, onboarded):
+    response = operator.get("/admin/dashboard/auditlogentry/?action__exact=tenant.created")
+
+    assert response.status_code == 301
+    assert response["Location"] == "/admin/tenants/auditlogentry/?action__exact=tenant.created"
+    assert "Acme Games" in operator.get(response["Location"]).content.decode()

@@ -679,6 +679,16 @@ ANALYSIS_QUEUE_SHARDS = ENV.integer(
     "one queue, first in first out)",
     minimum=1,
 )
+# At most this many analyses of one tenant's users at one client address run at once, whatever the number of worker
+# processes (sessions_api.analysis_lanes): one address's flood cannot take every process when the others' queues are
+# empty, and the next user is taken at once.
+ANALYSIS_RUNNING_PER_ADDRESS = ENV.integer(
+    "ANALYSIS_RUNNING_PER_ADDRESS",
+    1,
+    "analyses of one tenant's users at one client address that run at once; more wait a second and try again "
+    "(`0`: no limit)",
+    minimum=0,
+)
 PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
     "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"
 )

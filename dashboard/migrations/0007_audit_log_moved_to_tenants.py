@@ -1,4 +1,4 @@
-# The audit log's model now belongs to tenants (tenants 0012 takes it over); its table stays where it is.
+# The audit log's model now belongs to tenants (tenants 0013 takes it over); its table stays where it is.
 
 from django.db import migrations
 
@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
     dependencies = [
         ("dashboard", "0006_audit_age_pass_policy"),
-        ("tenants", "0012_audit_log_entry"),
+        ("tenants", "0013_audit_log_entry"),
     ]
 
     operations = [

@@ -19,7 +19,7 @@ def _content_type_to(app_label: str, from_label: str):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tenants", "0011_team_roles_and_invitations"),
+        ("tenants", "0012_digital_id_unsigned_requests"),
         ("dashboard", "0006_audit_age_pass_policy"),
         ("contenttypes", "0002_remove_content_type_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 
 from .admin_lookups import SecretColumnsNotFilterable
 from .audit import Actor
+from .audit import secret_hint as audit_secret_hint
 from .forms import PublishableKeySettingsForm
 from .members import membership_remove, membership_role_change
 from .models import ApiKey, Membership, PublishableKey, Tenant
@@ -29,8 +30,8 @@ from .services import (
 
 
 def secret_hint(secret: str) -> str:
-    """Enough of a webhook secret to tell two apart (its last 4 characters), never enough to sign with."""
-    return f"whsec_…{secret[-4:]}" if secret else "—"
+    """The audit log's hint of a webhook secret (its last 4 characters), or a dash for none."""
+    return audit_secret_hint(secret) or "—"
 
 
 def _saved_as(obj, saved) -> None:

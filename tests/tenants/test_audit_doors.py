@@ -256,23 +256,19 @@ def test_disabling_a_tenant_in_the_admin_leaves_one_row_with_the_old_and_new_val
     assert ApiClient(onboarded.live_key).post("/v1/sessions", {"subject": "user-1", "age_limit": 18}).status_code == 403
 
 
-def test_a_tenant_changed_in_the_admins_form_leaves_one_row_of_what_changed(operator, onboarded):
-    page = operator.get(f"/admin/tenants/tenant/{onboarded.tenant.pk}/change/")
-    form = {
-        field.name: field.value()
-        for field in page.context["adminform"].form
-        if field.value() is not None and not isinstance(field.value(), bool)
-    }
-    form.update(
-        {
-            name: "on"
-            for name, value in page.context["adminform"].form.initial.items()
-            if value is True and name in page.context["adminform"].form.fields
-        }
-    )
-    form.update({"session_ttl_seconds": "900", "retention_days": "30"})
+def _tenant_change_form(operator, tenant) -> dict:
+    """The tenant's admin form as the page fills it in, with no inline row (the tenant has no member yet)."""
+    form = operator.get(f"/admin/tenants/tenant/{tenant.pk}/change/").context["adminform"].form
+    filled = {field.name: field.value() for field in form if field.value() is not None}
+    filled = {name: value for name, value in filled.items() if not isinstance(value, bool)}  # a box: "on" or absent
+    filled.update({name: "on" for name, value in form.initial.items() if value is True and name in form.fields})
     for prefix in ("api_keys", "memberships"):
-        form.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"})
+        filled.update({f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"})
+    return filled
+
+
+def test_a_tenant_changed_in_the_admins_form_leaves_one_row_of_what_changed(operator, onboarded):
+    form = {**_tenant_change_form(operator, onboarded.tenant), "session_ttl_seconds": "900", "retention_days": "30"}
     rows = NewRows()
 
     response = operator.post(f"/admin/tenants/tenant/{onboarded.tenant.pk}/change/", form)
@@ -281,6 +277,30 @@ def test_a_tenant_changed_in_the_admins_form_leaves_one_row_of_what_changed(oper
     row = rows.one()
     assert (row.action, row.actor_label) == ("tenant.changed", OPERATOR)
     assert row.extra == {"session ttl seconds": "3600 → 900", "retention days": "90 → 30"}
+
+
+def test_a_member_added_inline_on_the_tenants_page_leaves_one_row(operator, onboarded):
+    bob = UserFactory(username="bob", email="bob@acme.test")
+    form = {
+        **_tenant_change_form(operator, onboarded.tenant),
+        "memberships-TOTAL_FORMS": "1",
+        "memberships-0-user": str(bob.pk),
+        "memberships-0-role": "admin",
+        "memberships-0-tenant": onboarded.tenant.pk,
+    }
+    rows = NewRows()
+
+    response = operator.post(f"/admin/tenants/tenant/{onboarded.tenant.pk}/change/", form)
+
+    assert response.status_code == 302, response.context["inline_admin_formsets"] if response.context else response
+    row = rows.one()
+    assert (row.action, row.actor_label, row.target_label, row.extra) == (
+        "member.added",
+        OPERATOR,
+        "bob <bob@acme.test>",
+        {"role": "admin"},
+    )
+    assert bob.tenant_memberships.get().role == "admin"
 
 
 def test_a_tenant_onboarded_in_the_admin_leaves_one_row_and_no_key_that_nobody_saw(operator):

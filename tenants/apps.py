@@ -1,4 +1,4 @@
-"""Tenants: partner organisations, their API keys and their staff memberships."""
+"""Tenants: partner organisations, their API keys, their staff memberships and the audit log of changes to them."""
 
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_save

@@ -47,6 +47,7 @@ RUN = {
     "KEY=av_test_...": "test_the_walk_through_works_as_printed_with_either_key",
     'curl -s "http://localhost:8000/v1/sessions?': "test_the_walk_through_works_as_printed_with_either_key",
     "DEBUG=1 .venv/bin/python manage.py create_tenant": "test_the_onboarding_commands_work_as_printed",
+    "DEBUG=1 .venv/bin/python manage.py api_key_generate": "test_the_key_and_secret_commands_work_as_printed",
     "DEBUG=1 .venv/bin/python manage.py webhook_receiver": "test_the_local_webhook_recipe_works_as_printed",
     "from standardwebhooks.webhooks import Webhook": "test_the_python_snippets_run_as_printed",
     "from ageverify_client import": "test_the_python_snippets_run_as_printed",
@@ -235,6 +236,31 @@ def test_the_onboarding_commands_work_as_printed(live_server, shell_env, tmp_pat
         assert answer_mismatches(step.printed, printed) == []
         status, _ = run_curl(f'curl -s {live_server.url}/v1/sessions -H "X-API-Key: {printed["api_key"]}"', env=env)
         assert status == 200
+
+
+def test_the_key_and_secret_commands_work_as_printed(shell_env, transactional_db, onboarded):
+    from tenants.models import AuditLogEntry
+
+    generate, revoke, rotate = blocks_starting("DEBUG=1 .venv/bin/python manage.py api_key_generate").steps
+    tenant_id = onboarded.tenant.pk
+
+    result = run(generate.command.replace("ten_01K...", tenant_id), env=shell_env)
+    assert result.returncode == 0, result.stderr
+    generated = json.loads(result.stdout)
+    assert generate.printed and answer_mismatches(generate.printed, generated) == []
+    result = run(revoke.command.replace("av_test_AbCdEfGhIjKl…", generated["prefix"]), env=shell_env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == revoke.after[0].replace("av_test_AbCdEfGhIjKl…", generated["prefix"])
+    result = run(rotate.command.replace("ten_01K...", tenant_id), env=shell_env)
+    assert result.returncode == 0, result.stderr
+    assert rotate.printed and answer_mismatches(rotate.printed, json.loads(result.stdout)) == []
+
+    log = AuditLogEntry.objects.filter(tenant_id=tenant_id).exclude(action="tenant.created").order_by("id")
+    assert [(entry.action, entry.actor_label.split(" (")[0]) for entry in log] == [
+        ("api_key.generated", "manage.py api_key_generate"),
+        ("api_key.revoked", "manage.py api_key_revoke"),
+        ("webhook_secret.rotated", "manage.py webhook_secret_rotate"),
+    ]
 
 
 def _free_port() -> str:

@@ -546,6 +546,33 @@ AGE_PASS_METHODS = ENV.items(
 )
 if set(AGE_PASS_METHODS) - {"face", "document", "digital_id"}:
     raise ConfigurationError(f"AGE_PASS_METHODS names methods face, document, digital_id; got {AGE_PASS_METHODS}")
+# Digital ID (docs/digital-id.md): the operator's reader certificate, which signs the wallet requests.
+DIGITAL_ID_READER_KEY_FILE = ENV.text(
+    "DIGITAL_ID_READER_KEY_FILE",
+    "",
+    "PEM file of the reader certificate's private key (`manage.py reader_certificate csr` writes it); unset: "
+    "wallet requests go unsigned, and only to tenants whose operator allows that for testing",
+    example="/etc/ageverify/reader.key",
+)
+DIGITAL_ID_READER_CHAIN_FILE = ENV.text(
+    "DIGITAL_ID_READER_CHAIN_FILE",
+    "",
+    "PEM file of the issued reader certificate chain, leaf first (`manage.py reader_certificate import` writes it)",
+    example="/etc/ageverify/reader-chain.pem",
+)
+DIGITAL_ID_CLIENT_ID_SCHEME = ENV.choice(
+    "DIGITAL_ID_CLIENT_ID_SCHEME",
+    "x509_san_dns",
+    ["x509_san_dns", "x509_hash"],
+    "the OpenID4VP client identifier of signed requests: the `PUBLIC_BASE_URL` host named in the leaf's SAN, "
+    "or the hash of the leaf",
+)
+DIGITAL_ID_READER_WARN_DAYS = ENV.integer(
+    "DIGITAL_ID_READER_WARN_DAYS",
+    30,
+    "days before the reader certificate expires that `/readyz` and the admin start warning",
+    minimum=1,
+)
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 

@@ -69,6 +69,11 @@ ensure_axe_core() {
   .venv/bin/python scripts/install_axe_core.py
 }
 
+# The tests' phone wallet (npm: OpenID4VP and mdoc libraries, locked and integrity-checked). Needs npm.
+ensure_test_wallet() {
+  .venv/bin/python scripts/install_test_wallet.py
+}
+
 # The hosted flow's catalogs (flow/locale/*.po, committed) compiled to .mo with GNU gettext's msgfmt.
 ensure_translations() {
   ensure_apt gettext

@@ -27,6 +27,7 @@ from checks.digital_id.refusals import PresentationRefused
 from checks.digital_id.request import (
     PROTOCOL_ANNEX_C,
     REQUEST_LIFETIME_SECONDS,
+    WalletRequest,
     browser_request,
     wallet_request_dump,
     wallet_request_load,
@@ -63,6 +64,7 @@ class DigitalIdUnavailable(Exception):
 class DigitalIdOutcome:
     status: str  # the session's status afterwards
     message: str = ""  # for the user, when the session is still open
+    refusal: str = ""  # the verifier's refusal code, when the answer proved nothing
 
 
 def service_origin() -> str:
@@ -108,6 +110,7 @@ def _request_consume(session: VerificationSession, request_id: str):
         row = (
             DigitalIdRequest.objects.select_for_update()
             .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
+            .exclude(state__transport="cross_device")  # a phone's request is answered at its response URI only
             .first()
         )
         if row is None:
@@ -164,6 +167,13 @@ def digital_id_submit(
     request = _request_consume(session, request_id) if isinstance(request_id, str) else None
     if request is None:
         return DigitalIdOutcome(session.status, MESSAGE_REQUEST_GONE)
+    return presentation_decide(session=session, request=request, protocol=protocol, data=data)
+
+
+def presentation_decide(
+    *, session: VerificationSession, request: WalletRequest, protocol: str, data: object
+) -> DigitalIdOutcome:
+    """Verify an answer to a request already consumed for this session, and decide (the browser's and the phone's)."""
     live = session.mode == Mode.LIVE
     try:
         credential = presentation_verify(
@@ -176,10 +186,10 @@ def digital_id_submit(
         )
     except PresentationRefused as refused:
         _count_failure(session, refused.code)
-        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED)
+        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED, refused.code)
     if credential.outcome == "inconclusive":
         _count_failure(session, "inconclusive: no age_over element settles the limit")
-        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE)
+        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE, "age_inconclusive")
     try:
         return _decide(session, credential)
     except TransitionNotAllowed:  # decided, cancelled or expired meanwhile: what won stands

@@ -17,6 +17,7 @@ from .refusals import RequestUriRefusal
 from .request import REQUEST_LIFETIME_SECONDS, WalletRequest, _openid4vp_data
 
 WALLET_SCHEME = "openid4vp://"
+REQUEST_OBJECT_MEDIA_TYPE = "application/oauth-authz-req+jwt"
 RESPONSE_MODE = "direct_post.jwt"
 REQUEST_URI_METHOD = "post"  # so the wallet may send its nonce and metadata (OpenID4VP 1.0, 5.10)
 AUDIENCE = "https://self-issued.me/v2"  # a request object's `aud` for a wallet whose issuer is not known (5.8)

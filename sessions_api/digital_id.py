@@ -110,10 +110,9 @@ def _request_consume(session: VerificationSession, request_id: str):
         row = (
             DigitalIdRequest.objects.select_for_update()
             .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
-            .exclude(state__transport="cross_device")  # a phone's request is answered at its response URI only
             .first()
         )
-        if row is None:
+        if row is None or row.state.get("transport") == "cross_device":  # a phone's is answered at its response URI
             return None
         DigitalIdRequest.objects.filter(pk=row.pk).update(consumed_at=timezone.now(), state={})
     return wallet_request_load(row.state)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 from django.conf import settings
 from django.utils import timezone
 
@@ -99,10 +101,13 @@ class ReaderCertificateStatus:
         return self.state in ("ok", "expiring")
 
 
-def reader_certificate_status(*, now: datetime.datetime | None = None) -> ReaderCertificateStatus:
+def reader_certificate_status(
+    *, identity: ReaderIdentity | None = None, now: datetime.datetime | None = None
+) -> ReaderCertificateStatus:
+    """What the configured (or the given) key and chain can do now, and how long until they expire."""
     now = now or timezone.now()
     try:
-        identity = reader_identity()
+        identity = identity or reader_identity()
         reader.reader_identity_check(identity, now=now)
         reader_client_id(identity)
     except ReaderNotConfigured as unset:
@@ -116,3 +121,38 @@ def reader_certificate_status(*, now: datetime.datetime | None = None) -> Reader
             "expiring", f"the reader certificate expires on {expires_at:%Y-%m-%d} ({left.days} days)", expires_at
         )
     return ReaderCertificateStatus("ok", f"valid until {expires_at:%Y-%m-%d}", expires_at)
+
+
+@dataclass(frozen=True)
+class WalletFamily:
+    name: str
+    served: bool
+    why: str
+
+
+def _organizations(name: x509.Name) -> list[str]:
+    return [str(attribute.value) for attribute in name.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+
+
+def wallet_families(identity: ReaderIdentity) -> list[WalletFamily]:
+    """Which wallets this chain can serve, as far as the certificate itself tells (docs/digital-id.md)."""
+    host = service_host()
+    names = identity.dns_names
+    issuer = identity.chain[-1] if len(identity.chain) > 1 else identity.leaf
+    issuer_orgs = _organizations(identity.leaf.issuer) + _organizations(issuer.subject)
+    from_apple = any(org.startswith("Apple") for org in issuer_orgs)
+    san_dns = host in names
+    openid4vp_why = (
+        f"signed OpenID4VP with x509_san_dns:{host}"
+        if san_dns
+        else f"the leaf's SAN DNS names {names} lack {host}: only x509_hash requests can be signed"
+    )
+    return [
+        WalletFamily(
+            "Apple Wallet (ISO 18013-7 Annex C with readerAuth)",
+            from_apple,
+            "issued by Apple" if from_apple else "Apple Wallet answers only a reader certificate Apple issued",
+        ),
+        WalletFamily("EU reference wallet and HAIP wallets", True, openid4vp_why),
+        WalletFamily("Google Wallet (signed OpenID4VP)", True, openid4vp_why),
+    ]

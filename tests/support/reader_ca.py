@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -87,3 +89,14 @@ def reader_files(ca: ReaderCa, *, dns_name: str = "verify.example", **validity) 
     key = reader_key_create()
     csr = reader_csr_create(key, dns_name=dns_name, organization="AgeVerify operator", country="UT")
     return key_pem(key), pem(ca.issue(csr, **validity), ca.root)
+
+
+def reader_configure(settings, directory: Path, *, ca: ReaderCa | None = None, **validity) -> ReaderCa:
+    """Files for a reader certificate the CA issued to the service's host, named in `settings` as an operator would."""
+    ca = ca or reader_ca_create()
+    key, chain = reader_files(ca, dns_name=urlsplit(settings.PUBLIC_BASE_URL).hostname, **validity)
+    (directory / "reader.key").write_bytes(key)
+    (directory / "reader-chain.pem").write_bytes(chain)
+    settings.DIGITAL_ID_READER_KEY_FILE = str(directory / "reader.key")
+    settings.DIGITAL_ID_READER_CHAIN_FILE = str(directory / "reader-chain.pem")
+    return ca

@@ -18,9 +18,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from sessions_api.models import DigitalIdRequest, VerificationSession
-from sessions_api.reader_certificate import service_host
 from tests.support.phone_wallet import phone_wallet_answer
-from tests.support.reader_ca import reader_ca_create, reader_files
+from tests.support.reader_ca import reader_ca_create, reader_configure
 
 pytestmark = pytest.mark.e2e
 
@@ -30,13 +29,7 @@ NO_DC_API = "delete window.DigitalCredential;"
 @pytest.fixture
 def reader_ca(live_base_url, settings, tmp_path):
     """The reader CA the phone's wallet trusts, and the operator's reader certificate it issued, configured."""
-    ca = reader_ca_create(name="Utopia Reader CA")
-    key, chain = reader_files(ca, dns_name=service_host())
-    (tmp_path / "reader.key").write_bytes(key)
-    (tmp_path / "reader-chain.pem").write_bytes(chain)
-    settings.DIGITAL_ID_READER_KEY_FILE = str(tmp_path / "reader.key")
-    settings.DIGITAL_ID_READER_CHAIN_FILE = str(tmp_path / "reader-chain.pem")
-    return ca
+    return reader_configure(settings, tmp_path, ca=reader_ca_create(name="Utopia Reader CA"))
 
 
 def _qr_shown(page, created) -> str:
@@ -67,7 +60,8 @@ def test_a_phone_wallet_answers_the_desktop_qr_code_and_the_desktop_finishes_app
     answered = phone_wallet_answer(link, reader_ca_pem=reader_ca.root_pem(), issuer=wallet_ready)
     assert (answered["stage"], answered.get("status")) == ("answered", 200), answered
 
-    expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible()  # the desktop followed
+    # The desktop follows by polling (every 1.5 s): on a loaded machine a few polls may pass.
+    expect(page.get_by_role("heading", name="Age confirmed")).to_be_visible(timeout=20_000)
     screenshot(page, "flow-digital-id-phone-approved")
     body = live_partner.get_session(created["sessionId"])
     assert (body["session"]["status"], body["session"]["reason"]) == ("approved", "digital_id")
@@ -100,7 +94,7 @@ def test_the_wallet_refuses_a_request_signed_by_a_reader_it_does_not_trust(live_
     refused = phone_wallet_answer(link, reader_ca_pem=stranger.root_pem(), issuer=wallet_ready)
 
     assert refused["stage"] == "refused", refused
-    assert "signature" in refused["error"].lower() or "verif" in refused["error"].lower(), refused
+    assert "verification of jwt" in refused["error"], refused  # the library's own words
     session = VerificationSession.objects.get(pk=created["sessionId"])
     assert (session.status, session.digital_id_attempts) == ("initiated", 0)
 
@@ -151,7 +145,7 @@ def test_an_expired_code_is_refused_to_the_wallet_and_the_desktop_offers_a_new_o
         {"error": "invalid_request", "error_description": "request_uri_expired"},
     )
 
-    expect(page.get_by_text("This code can no longer be used")).to_be_visible()
+    expect(page.get_by_text("This code can no longer be used")).to_be_visible(timeout=20_000)
     page.get_by_role("button", name="Show a new code").click()
     expect(page.locator("[data-phone-qr] svg")).to_be_visible()
     assert page.locator("[data-phone-link]").get_attribute("href") != link

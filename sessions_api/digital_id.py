@@ -78,13 +78,20 @@ def service_origin() -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def digital_id_offered(session: VerificationSession) -> bool:
+def _answerable(session: VerificationSession) -> bool:
+    """The step takes an answer (to a request made while it could be signed, whatever the certificate now)."""
     return (
         session.tenant.digital_id_enabled
         and session.status in OFFERED_IN
         and session.digital_id_attempts < MAX_DIGITAL_ID_ATTEMPTS
         and bool(trusted_doc_types(live=session.mode == Mode.LIVE))
-        and (session.tenant.digital_id_unsigned_requests or reader_certificate_status().can_sign)
+    )
+
+
+def digital_id_offered(session: VerificationSession) -> bool:
+    """The step is shown: it takes answers, and a new request can be signed (or go unsigned, for a tenant testing)."""
+    return _answerable(session) and (
+        session.tenant.digital_id_unsigned_requests or reader_certificate_status().can_sign
     )
 
 
@@ -188,7 +195,7 @@ def digital_id_submit(
     *, session: VerificationSession, request_id: str, protocol: str, data: object
 ) -> DigitalIdOutcome:
     """Verify a wallet's answer to the session's request and decide, or say why not."""
-    if not digital_id_offered(session):
+    if not _answerable(session):
         raise DigitalIdUnavailable(session.id)
     consumed = _request_consume(session, request_id) if isinstance(request_id, str) else None
     if consumed is None:

@@ -86,7 +86,12 @@ class ReaderIdentity:
         return min(certificate.not_valid_after_utc for certificate in self.chain)
 
     def chain_der(self) -> list[bytes]:
-        return [certificate.public_bytes(serialization.Encoding.DER) for certificate in self.chain]
+        """The chain as sent in `x5c` and `x5chain`: leaf first, without a self-signed root at its end
+        (HAIP and ISO 18013-5 leave the trust anchor out: the wallet has its own copy)."""
+        chain = list(self.chain)
+        if len(chain) > 1 and chain[-1].subject == chain[-1].issuer:
+            chain.pop()
+        return [certificate.public_bytes(serialization.Encoding.DER) for certificate in chain]
 
     def client_id(self, scheme: str = CLIENT_ID_SAN_DNS, *, dns_name: str | None = None) -> str:
         """The OpenID4VP client identifier this leaf stands for: `x509_san_dns:<name>` or `x509_hash:<hash>`."""

@@ -8,7 +8,7 @@ import json
 import cbor2
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
@@ -53,7 +53,7 @@ def test_request_object_carries_the_chain_and_verifies_under_the_leaf(identity, 
     header, payload = json.loads(_unb64(header_b64)), json.loads(_unb64(payload_b64))
     assert header["alg"] == "ES256" and header["typ"] == REQUEST_OBJECT_TYPE
     chain = [x509.load_der_x509_certificate(base64.b64decode(der)) for der in header["x5c"]]
-    assert chain == [identity.leaf, ca.root]
+    assert chain == [identity.leaf]  # the trust anchor stays out: the wallet has its own copy
     _raw_verify(chain[0].public_key(), _unb64(signature_b64), f"{header_b64}.{payload_b64}".encode())
     assert payload == {**CLAIMS, "client_id": "x509_san_dns:verify.example", "iat": int(NOW.timestamp())}
 
@@ -79,7 +79,7 @@ def test_reader_auth_signs_the_reader_authentication_with_x5chain_unprotected(id
         identity=identity, session_transcript=transcript, items_request_bytes=items, now=NOW
     )
     assert cbor2.loads(protected) == {1: -7} and payload is None
-    assert unprotected[33] == identity.chain_der()
+    assert unprotected[33] == identity.leaf.public_bytes(serialization.Encoding.DER)  # one: a bstr, no root
     authentication = cbor2.dumps(
         cbor2.CBORTag(24, cbor2.dumps(["ReaderAuthentication", transcript, cbor2.CBORTag(24, items)]))
     )

@@ -68,6 +68,17 @@ def test_the_wallet_verifies_both_signed_variants_against_the_reader_root(ca, id
     assert annex_c["docRequests"] == [{"docType": EU_AGE_ATTESTATION, "readerDnsNames": ["verify.example"]}]
 
 
+def test_a_chain_through_an_issuing_ca_is_sent_without_the_root_and_verifies(ca):
+    issuing = ca.subordinate()
+    key, chain = reader_files(issuing, dns_name="verify.example")
+    identity = reader_identity_load(key_pem=key, chain_pem=chain + ca.root_pem())  # leaf, issuing CA, root
+    digital = _signed(identity)
+    header = json.loads(b64url_decode(digital["requests"][0]["data"]["request"].split(".")[0]))
+    assert len(header["x5c"]) == 2  # leaf and issuing CA: the root is the wallet's own
+    seen = wallet_check_request(digital, origin=ORIGIN, roots=[ca.root_pem()])
+    assert [outcome["verified"] for outcomes in seen.values() for outcome in outcomes] == [True, True], seen
+
+
 def test_a_wallet_that_does_not_trust_the_reader_ca_refuses_both(identity):
     seen = wallet_check_request(_signed(identity), origin=ORIGIN, roots=[reader_ca_create().root_pem()])
     errors = [outcome.get("error", "") for outcomes in seen.values() for outcome in outcomes]

@@ -139,3 +139,15 @@ def test_a_tenant_testing_unsigned_without_a_reader_certificate_gets_unsigned_on
     annex_c = asked["digital"]["requests"][1]["data"]
     doc_requests = cbor2.loads(b64url_decode(annex_c["deviceRequest"]))["docRequests"]
     assert doc_requests and all(set(doc_request) == {"itemsRequest"} for doc_request in doc_requests)
+
+
+def test_an_answer_to_a_request_signed_before_the_certificate_expired_still_counts(
+    api, enabled, trusted, reader_ca, settings, tmp_path
+):
+    visitor = open_flow(api)
+    _, asked = _post(visitor, "/flow/digital-id/request", {})
+    (tmp_path / "expired").mkdir()
+    reader_configure(settings, tmp_path / "expired", not_after=timezone.now() - datetime.timedelta(minutes=1))
+    status, body = _answer(visitor, asked, trusted, protocol=PROTOCOL_OPENID4VP_SIGNED)
+    assert (status, body["status"]) == (200, "approved")
+    assert _post(open_flow(api), "/flow/digital-id/request", {})[0] == 409  # but no new request is signed

@@ -102,3 +102,13 @@ def test_show_without_configuration_says_what_to_set(settings):
     settings.DIGITAL_ID_READER_KEY_FILE = ""
     with pytest.raises(CommandError, match="DIGITAL_ID_READER_KEY_FILE"):
         _run("show")
+
+
+def test_csr_into_a_missing_folder_or_for_a_url_says_so(settings, tmp_path):
+    settings.DIGITAL_ID_READER_KEY_FILE = str(tmp_path / "missing" / "reader.key")
+    with pytest.raises(CommandError, match="cannot write"):
+        _run("csr", "--organization", "O", "--country", "UT")
+    settings.DIGITAL_ID_READER_KEY_FILE = str(tmp_path / "reader.key")
+    with pytest.raises(CommandError, match="host name"):
+        _run("csr", "--organization", "O", "--country", "UT", "--dns-name", "https://verify.example")
+    assert not (tmp_path / "reader.key").exists()

@@ -47,6 +47,23 @@ class ReaderCa:
             .sign(self.key, hashes.SHA256())
         )
 
+    def subordinate(self, *, name: str = "Test Reader Issuing CA") -> ReaderCa:
+        """An issuing CA under this one: its `root` is the intermediate certificate this CA signed."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        certificate = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+            .issuer_name(self.root.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(NOW - datetime.timedelta(days=30))
+            .not_valid_after(NOW + datetime.timedelta(days=1825))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+            .sign(self.key, hashes.SHA256())
+        )
+        return ReaderCa(key, certificate)
+
     def root_pem(self) -> bytes:
         return self.root.public_bytes(serialization.Encoding.PEM)
 

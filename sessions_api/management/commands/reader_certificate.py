@@ -56,10 +56,13 @@ def _read(path: Path) -> bytes:
 def _write(path: Path, data: bytes, *, mode: int) -> None:
     """Whole or not at all: written beside the target, then renamed over it."""
     partial = path.with_name(path.name + ".partial")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
-    os.replace(partial, path)
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, path)
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
 
 
 class Command(BaseCommand):
@@ -91,6 +94,8 @@ class Command(BaseCommand):
         if len(country) != 2 or not country.isalpha():
             raise CommandError("--country takes a two-letter country code")
         dns_name = dns_name or service_host()
+        if not dns_name or "/" in dns_name or ":" in dns_name or " " in dns_name:
+            raise CommandError(f"--dns-name takes a host name such as verify.example.com, not {dns_name!r}")
         private_key = reader_key_create()
         request = reader_csr_create(private_key, dns_name=dns_name, organization=organization, country=country.upper())
         _write(

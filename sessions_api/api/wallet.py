@@ -8,6 +8,9 @@ No cookie and no API key: the request id is unguessable and single-use, and an a
 under its own request's key. Refusals are OAuth error objects (`error`, `error_description` = our code).
 """
 
+import logging
+from functools import wraps
+
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
@@ -23,7 +26,29 @@ from checks.digital_id.cross_device import (
 from checks.digital_id.refusals import RequestUriRefusal
 from sessions_api.cross_device import cross_device_answer, cross_device_request_fetch
 
+from .problems import is_backend_outage
+
+logger = logging.getLogger(__name__)
 FORM = "application/x-www-form-urlencoded"
+RETRY_AFTER_SECONDS = 5
+
+
+def _outage_safe(view):
+    """A database or broker outage answers the wallet OAuth's `temporarily_unavailable`, never an HTML page."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except Exception as error:
+            if not is_backend_outage(error):
+                raise
+            logger.warning("wallet: backend unavailable on %s: %s", request.path, error)
+            response = JsonResponse({"error": "temporarily_unavailable"}, status=503)
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return _no_store(response)
+
+    return wrapper
 
 
 def _no_store(response):
@@ -45,6 +70,7 @@ def _form_body(request, limit: int) -> bytes:
 
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
+@_outage_safe
 def request_object(request, request_id: str):
     try:
         wallet_nonce = wallet_nonce_read(_form_body(request, MAX_WALLET_BODY)) if request.method == "POST" else None
@@ -56,10 +82,11 @@ def request_object(request, request_id: str):
 
 @csrf_exempt
 @require_POST
+@_outage_safe
 def response(request, request_id: str):
     try:
         data = direct_post_read(_form_body(request, MAX_RESPONSE_BODY))
-        status = cross_device_answer(request_id=request_id, data=data)
+        cross_device_answer(request_id=request_id, data=data)
     except RequestUriRefused as refused:
         return _refused(refused)
-    return _no_store(JsonResponse({"status": status}))
+    return _no_store(JsonResponse({}))  # OpenID4VP 8.2: 200 and JSON; no redirect_uri, the desktop page follows

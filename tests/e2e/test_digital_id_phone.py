@@ -18,6 +18,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from sessions_api.models import DigitalIdRequest, VerificationSession
+from tests.support.accessibility import axe_violations
 from tests.support.phone_wallet import phone_wallet_answer
 from tests.support.reader_ca import reader_ca_create, reader_configure
 
@@ -149,3 +150,20 @@ def test_an_expired_code_is_refused_to_the_wallet_and_the_desktop_offers_a_new_o
     page.get_by_role("button", name="Show a new code").click()
     expect(page.locator("[data-phone-qr] svg")).to_be_visible()
     assert page.locator("[data-phone-link]").get_attribute("href") != link
+
+
+def test_on_a_phone_the_page_also_links_to_the_wallet_app_on_that_phone(live_partner, browser, wallet_ready, reader_ca):
+    created = live_partner.create_session(subject="phone-user", age_limit=18)
+    # CSP bypassed only so that axe-core can be injected (the desktop tests run under the page's CSP).
+    context = browser.new_context(
+        is_mobile=True, has_touch=True, viewport={"width": 390, "height": 844}, bypass_csp=True
+    )
+    try:
+        phone = context.new_page()
+        link = _qr_shown(phone, created)
+        opener = phone.get_by_role("link", name="Open my wallet app")
+        expect(opener).to_be_visible()
+        assert opener.get_attribute("href") == link
+        assert axe_violations(phone) == []
+    finally:
+        context.close()

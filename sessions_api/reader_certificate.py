@@ -9,6 +9,7 @@ with `ReaderCertificateRefused`, when the chain does not hold now. `reader_certi
 from __future__ import annotations
 
 import datetime
+import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from django.utils import timezone
 from checks.digital_id import reader
 from checks.digital_id.reader import ReaderCertificateRefused, ReaderIdentity
 
-_cache: dict[tuple, ReaderIdentity] = {}
+_cache: dict[bytes, ReaderIdentity] = {}
 _cache_lock = threading.Lock()
 
 
@@ -43,16 +44,14 @@ def reader_identity() -> ReaderIdentity:
     if files is None:
         raise ReaderNotConfigured("DIGITAL_ID_READER_KEY_FILE and DIGITAL_ID_READER_CHAIN_FILE are not both set")
     try:
-        stamp = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in files)
-    except OSError as error:
-        raise ReaderCertificateRefused(ReaderCertificateRefused.UNREADABLE, str(error)) from None
-    with _cache_lock:
-        if stamp in _cache:
-            return _cache[stamp]
-    try:
         key_pem, chain_pem = files[0].read_bytes(), files[1].read_bytes()
     except OSError as error:
         raise ReaderCertificateRefused(ReaderCertificateRefused.UNREADABLE, str(error)) from None
+    # Two small files read on each use; parsing happens once per content (a renewed chain is seen at once).
+    stamp = hashlib.sha256(key_pem + b"\0" + chain_pem).digest()
+    with _cache_lock:
+        if stamp in _cache:
+            return _cache[stamp]
     identity = reader.reader_identity_load(key_pem=key_pem, chain_pem=chain_pem)
     with _cache_lock:
         _cache.clear()

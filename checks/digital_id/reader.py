@@ -133,6 +133,13 @@ def _public_der(key) -> bytes:
     return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
+def _is_ca(certificate: x509.Certificate) -> bool:
+    try:
+        return certificate.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    except x509.ExtensionNotFound:
+        return False
+
+
 def reader_identity_check(identity: ReaderIdentity, *, now: datetime.datetime) -> None:
     """Refuse a key that is not the leaf's, a chain whose links do not verify, or a certificate out of date."""
     if _public_der(identity.key.public_key()) != _public_der(identity.leaf.public_key()):
@@ -145,6 +152,10 @@ def reader_identity_check(identity: ReaderIdentity, *, now: datetime.datetime) -
                 ReaderCertificateRefused.CHAIN_BROKEN,
                 f"{certificate.subject.rfc4514_string()} is not issued by {issuer.subject.rfc4514_string()}",
             ) from None
+        if not _is_ca(issuer):  # a wallet's path validation would refuse it: say so before signing
+            raise ReaderCertificateRefused(
+                ReaderCertificateRefused.CHAIN_BROKEN, f"{issuer.subject.rfc4514_string()} is not a CA certificate"
+            )
     for certificate in identity.chain:
         if now < certificate.not_valid_before_utc:
             raise ReaderCertificateRefused(

@@ -22,7 +22,7 @@ from checks.digital_id.reader import (
     reader_identity_load,
     request_object_sign,
 )
-from tests.support.reader_ca import NOW, key_pem, pem, reader_ca_create, reader_files
+from tests.support.reader_ca import NOW, ReaderCa, key_pem, pem, reader_ca_create, reader_files
 
 CLAIMS = {"response_type": "vp_token", "response_mode": "dc_api.jwt", "nonce": "n-0S6_WzA2Mj"}
 
@@ -102,6 +102,19 @@ def test_chain_whose_root_did_not_issue_the_leaf_is_refused(ca):
     with pytest.raises(ReaderCertificateRefused) as refused:
         reader_identity_check(identity, now=NOW)
     assert refused.value.code == ReaderCertificateRefused.CHAIN_BROKEN
+
+
+def test_a_chain_through_a_certificate_that_is_not_a_ca_is_refused(ca):
+    # A leaf of the CA signs the reader's certificate: each signature holds, the middle one has no CA role.
+    middle_key = ec.generate_private_key(ec.SECP256R1())
+    middle = ca.issue(reader_csr_create(middle_key, dns_name="x.example", organization="O", country="UT"))
+    reader_key = ec.generate_private_key(ec.SECP256R1())
+    csr = reader_csr_create(reader_key, dns_name="verify.example", organization="O", country="UT")
+    leaf = ReaderCa(middle_key, middle).issue(csr)
+    identity = reader_identity_load(key_pem=key_pem(reader_key), chain_pem=pem(leaf, middle, ca.root))
+    with pytest.raises(ReaderCertificateRefused) as refused:
+        reader_identity_check(identity, now=NOW)
+    assert refused.value.code == ReaderCertificateRefused.CHAIN_BROKEN and "not a CA" in refused.value.detail
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 
 from checks.digital_id.reader import reader_csr_create
 from sessions_api.reader_certificate import request_object_sign, service_host
-from tests.support.reader_ca import NOW, pem, reader_ca_create
+from tests.support.reader_ca import NOW, pem, reader_ca_create, reader_configure
 
 
 def _run(*args) -> str:
@@ -112,3 +112,12 @@ def test_csr_into_a_missing_folder_or_for_a_url_says_so(settings, tmp_path):
     with pytest.raises(CommandError, match="host name"):
         _run("csr", "--organization", "O", "--country", "UT", "--dns-name", "https://verify.example")
     assert not (tmp_path / "reader.key").exists()
+
+
+def test_check_fails_for_cron_when_the_chain_expires_soon(settings, tmp_path):
+    settings.DIGITAL_ID_READER_WARN_DAYS = 30
+    reader_configure(settings, tmp_path, not_after=NOW + datetime.timedelta(days=200))
+    assert _run("check").startswith("reader certificate ok: valid until")
+    reader_configure(settings, tmp_path, not_after=NOW + datetime.timedelta(days=10))
+    with pytest.raises(CommandError, match="reader certificate expiring: the reader certificate expires on"):
+        _run("check")

@@ -3,6 +3,7 @@
   reader_certificate csr --organization NAME --country CC [--dns-name HOST] [--key FILE] [--out CSR.pem]
   reader_certificate import ISSUED.pem [--key FILE] [--out CHAIN.pem]
   reader_certificate show
+  reader_certificate check      exit status 1 when expiring (DIGITAL_ID_READER_WARN_DAYS) or unable to sign: for cron
 
 `csr` makes a P-256 key (written once, mode 0600, never to the database) and a CSR naming the service's
 host as CN and SAN DNS name; give the CSR to the certificate issuer (Apple for Apple Wallet, a registrar's
@@ -81,6 +82,7 @@ class Command(BaseCommand):
         imported.add_argument("--key", help="the key the CSR was made with (default: DIGITAL_ID_READER_KEY_FILE)")
         imported.add_argument("--out", help="where the chain goes (default: DIGITAL_ID_READER_CHAIN_FILE)")
         actions.add_parser("show", help="subject, SAN, expiry, client identifiers and the wallets served")
+        actions.add_parser("check", help="one line of status; fails when the chain expires soon or cannot sign")
 
     def handle(self, *args, action, **options):
         getattr(self, "_" + action)(**options)
@@ -138,6 +140,12 @@ class Command(BaseCommand):
         except ReaderCertificateRefused as refused:
             raise CommandError(str(refused)) from None
         self._describe(identity)
+
+    def _check(self, **_):
+        status = reader_certificate_status()
+        if status.state in ("expiring", "refused"):
+            raise CommandError(f"reader certificate {status.state}: {status.detail}")
+        self.stdout.write(f"reader certificate {status.state}: {status.detail}")
 
     def _describe(self, identity: ReaderIdentity):
         leaf = identity.leaf

@@ -109,23 +109,27 @@ def test_an_answer_posted_to_another_sessions_request_is_refused_and_proves_noth
     other_page = browser.new_page()
     try:
         their_link = _qr_shown(other_page, theirs)
+        fetched = phone_wallet_answer(
+            their_link, reader_ca_pem=reader_ca.root_pem(), issuer=wallet_ready, resolve_only=True
+        )
+        assert fetched["stage"] == "resolved"
+        expect(other_page.get_by_text("Your wallet has the request")).to_be_visible(timeout=20_000)
+
+        their_response_uri = re.sub(r"request%2F", "response%2F", their_link)
+        their_response_uri = requests.utils.unquote(re.search(r"request_uri=([^&]+)", their_response_uri).group(1))
+        misdirected = phone_wallet_answer(
+            my_link, reader_ca_pem=reader_ca.root_pem(), issuer=wallet_ready, post_to=their_response_uri
+        )
+
+        assert (misdirected["status"], json.loads(misdirected["body"])) == (
+            400,
+            {"error": "invalid_request", "error_description": "envelope_not_for_this_request"},
+        )
+        # The desktop whose code was misused says so, and offers a new code.
+        expect(other_page.get_by_text("We could not verify this digital ID")).to_be_visible(timeout=20_000)
+        expect(other_page.get_by_role("button", name="Show a new code")).to_be_visible()
     finally:
         other_page.close()
-    fetched = phone_wallet_answer(
-        their_link, reader_ca_pem=reader_ca.root_pem(), issuer=wallet_ready, resolve_only=True
-    )
-    assert fetched["stage"] == "resolved"
-
-    their_response_uri = re.sub(r"request%2F", "response%2F", their_link)
-    their_response_uri = requests.utils.unquote(re.search(r"request_uri=([^&]+)", their_response_uri).group(1))
-    misdirected = phone_wallet_answer(
-        my_link, reader_ca_pem=reader_ca.root_pem(), issuer=wallet_ready, post_to=their_response_uri
-    )
-
-    assert (misdirected["status"], json.loads(misdirected["body"])) == (
-        400,
-        {"error": "invalid_request", "error_description": "envelope_not_for_this_request"},
-    )
     for session_id, attempts in ((mine["sessionId"], 0), (theirs["sessionId"], 1)):
         session = VerificationSession.objects.get(pk=session_id)
         assert (session.status, session.digital_id_attempts) == ("initiated", attempts)
@@ -167,3 +171,19 @@ def test_on_a_phone_the_page_also_links_to_the_wallet_app_on_that_phone(live_par
         assert axe_violations(phone) == []
     finally:
         context.close()
+
+
+def test_a_browser_with_the_api_offers_the_phone_too_and_the_choice_shows_the_code(
+    live_partner, page, wallet_ready, reader_ca
+):
+    created = live_partner.create_session(subject="choosy", age_limit=18)
+    page.goto(created["verificationUrl"])
+    expect(page.locator("[data-digital-id][data-ready=true]")).to_be_attached()  # the browser's request is ready
+    expect(page.get_by_role("button", name="Use a digital ID")).to_be_visible()
+    expect(page.locator("[data-phone-qr] svg")).to_have_count(0)
+
+    page.get_by_role("button", name="Use a wallet on my phone").click()
+
+    expect(page.locator("[data-phone-qr] svg")).to_be_visible()
+    expect(page.get_by_role("button", name="Use a digital ID")).to_be_hidden()  # one request per session
+    expect(page.get_by_text("Waiting for your wallet…")).to_be_visible()

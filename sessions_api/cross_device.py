@@ -142,7 +142,7 @@ def cross_device_answer(*, request_id: str, data: dict) -> str:
     request, session_id = _consume(request_id)
     session = VerificationSession.objects.select_related("tenant").get(pk=session_id)
     if not digital_id_offered(session):
-        raise RequestUriRefused("digital_id_unavailable")
+        raise RequestUriRefused(RequestUriRefusal.NOT_OFFERED)
     outcome = presentation_decide(session=session, request=request, protocol=PROTOCOL_OPENID4VP_CROSS_DEVICE, data=data)
     if outcome.message:  # the desktop page shows it (cross_device_progress), in its own language
         DigitalIdRequest.objects.filter(pk=request_id).update(

@@ -39,7 +39,7 @@ class RequestUriRefusal:
     USED = "request_uri_used"  # the signed request was already fetched once
     NOT_FETCHED = "request_not_fetched"  # an answer to a request no wallet has fetched
     REPLAYED = "response_replayed"  # a second answer to a request already answered
-    METHOD = "request_uri_method_unsupported"
+    NOT_OFFERED = "digital_id_not_offered"  # the session was decided, or ran out of tries, meanwhile
     MALFORMED = "response_body_malformed"  # not a form with one `response` of bounded size
 
 

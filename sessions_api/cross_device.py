@@ -24,6 +24,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from checks.digital_id.cross_device import RequestUriRefused, request_object_claims, wallet_link
+from checks.digital_id.reader import ReaderCertificateRefused
 from checks.digital_id.refusals import RequestUriRefusal
 from checks.digital_id.request import (
     PROTOCOL_OPENID4VP_CROSS_DEVICE,
@@ -40,11 +41,18 @@ from .digital_id import (
     service_origin,
 )
 from .models import DigitalIdRequest, Mode, VerificationSession
-from .reader_certificate import reader_certificate_status, reader_client_id, reader_identity, request_object_sign
+from .reader_certificate import (
+    ReaderNotConfigured,
+    reader_certificate_status,
+    reader_client_id,
+    reader_identity,
+    request_object_sign,
+)
 from .trust_anchors import trusted_doc_types
 
 logger = logging.getLogger(__name__)
 
+READER_UNUSABLE = "reader_certificate_unusable"  # the request cannot be signed now (the operator's to fix)
 TRANSPORT = "cross_device"  # marks the request's state: only such a request is fetched and answered by a phone
 
 
@@ -115,7 +123,11 @@ def cross_device_request_fetch(*, request_id: str, wallet_nonce: str | None) -> 
         DigitalIdRequest.objects.filter(pk=row.pk).update(state={**row.state, "fetched": True})
     request = wallet_request_load(row.state)
     claims = request_object_claims(request, now=now, wallet_nonce=wallet_nonce)
-    client_id, signed = request_object_sign(claims, now=now)
+    try:
+        client_id, signed = request_object_sign(claims, now=now)
+    except (ReaderCertificateRefused, ReaderNotConfigured) as cannot:  # expired or removed since the code was shown
+        logger.warning("cross-device request %s not signed: %s", request_id, cannot)
+        raise RequestUriRefused(READER_UNUSABLE, error="temporarily_unavailable", status=503) from None
     if client_id != request.client_id:  # the chain was replaced since the code was shown: its link names another
         raise RequestUriRefused(RequestUriRefusal.EXPIRED)
     return signed

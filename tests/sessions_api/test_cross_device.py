@@ -5,6 +5,7 @@ the request object's contents and every refusal that comes before a presentation
 """
 
 import base64
+import datetime
 import json
 from urllib.parse import parse_qs, urlsplit
 
@@ -154,3 +155,19 @@ def test_the_desktop_follows_its_request_until_the_wallet_fetches_it(api, offere
     assert progress() == "fetched"
     assert _phone(visitor)[0] == 200  # a new code replaces the old one
     assert progress() == "gone"
+
+
+def test_a_reader_certificate_that_expired_since_the_code_was_shown_signs_nothing(
+    api, offered, reader_ca, settings, tmp_path
+):
+    visitor = open_flow(api)
+    request_path, _, _ = _paths(_phone(visitor)[1]["link"])
+    past = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+    reader_configure(settings, tmp_path, ca=reader_ca, not_before=past - datetime.timedelta(days=30), not_after=past)
+
+    fetched = visitor.client.get(request_path)
+
+    assert (fetched.status_code, fetched.json()) == (
+        503,
+        {"error": "temporarily_unavailable", "error_description": "reader_certificate_unusable"},
+    )

@@ -35,6 +35,7 @@ from checks.digital_id.request import (
 )
 
 from .digital_id import (
+    MESSAGE_REQUEST_GONE,
     DigitalIdUnavailable,
     digital_id_offered,
     presentation_decide,
@@ -65,7 +66,9 @@ class CrossDeviceRequest:
 
 @dataclass(frozen=True)
 class CrossDeviceProgress:
-    state: str  # "waiting" (not fetched), "fetched" (a wallet has it), "answered", "gone" (expired or replaced)
+    # "waiting" (not fetched), "fetched" (a wallet has it), "checking" (its answer is being verified),
+    # "answered" (refused: `message` says why), "gone" (expired or replaced)
+    state: str
     message: str = ""  # for the user, when an answer did not decide the session
 
 
@@ -154,14 +157,20 @@ def cross_device_answer(*, request_id: str, data: dict) -> str:
     request, session_id = _consume(request_id)
     session = VerificationSession.objects.select_related("tenant").get(pk=session_id)
     if not digital_id_offered(session):
+        _answered_without_decision(request_id, MESSAGE_REQUEST_GONE)
         raise RequestUriRefused(RequestUriRefusal.NOT_OFFERED)
     outcome = presentation_decide(session=session, request=request, protocol=PROTOCOL_OPENID4VP_CROSS_DEVICE, data=data)
-    if outcome.message:  # the desktop page shows it (cross_device_progress), in its own language
-        DigitalIdRequest.objects.filter(pk=request_id).update(
-            state={"transport": TRANSPORT, "answered": True, "message": outcome.message}
-        )
+    if outcome.message:
+        _answered_without_decision(request_id, outcome.message)
         raise RequestUriRefused(outcome.refusal or "presentation_refused")
     return outcome.status
+
+
+def _answered_without_decision(request_id: str, message: str) -> None:
+    """What the desktop page then says (cross_device_progress), in its own language; until then it waits."""
+    DigitalIdRequest.objects.filter(pk=request_id).update(
+        state={"transport": TRANSPORT, "answered": True, "message": message}
+    )
 
 
 def cross_device_progress(*, session: VerificationSession, request_id: str) -> CrossDeviceProgress:
@@ -170,7 +179,9 @@ def cross_device_progress(*, session: VerificationSession, request_id: str) -> C
     if row is None or row.state.get("transport") != TRANSPORT:
         return CrossDeviceProgress("gone")
     if row.consumed_at is not None:
-        return CrossDeviceProgress("answered", row.state.get("message", ""))
+        # Answered: refused (with what to say), or still being verified and decided (the page keeps asking).
+        message = row.state.get("message", "")
+        return CrossDeviceProgress("answered", message) if message else CrossDeviceProgress("checking")
     if row.expires_at <= timezone.now():
         return CrossDeviceProgress("gone")
     return CrossDeviceProgress("fetched" if row.state.get("fetched") else "waiting")

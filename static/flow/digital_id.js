@@ -88,8 +88,9 @@
       if (phoneRequest !== requestId) { return; }
       if (answer.next) { window.location.assign(answer.next); return; }
       if (answer.error) { withdraw(answer); return; }
-      if (answer.state === "waiting" || answer.state === "fetched") {
+      if (answer.state === "waiting" || answer.state === "fetched" || answer.state === "checking") {
         if (answer.state === "fetched") { say(words("digitalIdPhoneFetched")); }
+        if (answer.state === "checking") { say(words("digitalIdChecking")); }
         window.setTimeout(function () { phoneFollow(requestId); }, POLL_MS);
         return;
       }

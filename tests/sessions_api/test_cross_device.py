@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from cryptography import x509
+from django.utils.timezone import now as django_now
 from joserfc import jws
 from joserfc.jwk import ECKey
 
@@ -153,6 +154,11 @@ def test_the_desktop_follows_its_request_until_the_wallet_fetches_it(api, offere
     assert progress() == "waiting"
     visitor.client.get(request_path)
     assert progress() == "fetched"
+    # Between the answer's arrival (the request consumed) and the decision, the page keeps waiting.
+    DigitalIdRequest.objects.filter(pk=shown["requestId"]).update(
+        consumed_at=django_now(), state={"transport": "cross_device", "answered": True}
+    )
+    assert progress() == "checking"
     assert _phone(visitor)[0] == 200  # a new code replaces the old one
     assert progress() == "gone"
 

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "flow",
     "dashboard",
     "pipeline",
+    "assurance",
 ]
 
 MIDDLEWARE = [
@@ -513,13 +514,13 @@ CLIENT_SESSIONS_BURST_PER_ADDRESS = ENV.integer(
     "CLIENT_SESSIONS_BURST_PER_ADDRESS", 10, "at once: the same per client address, across all keys"
 )
 IDEMPOTENCY_TTL = timedelta(hours=24)
-# The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
+# The calibrated age policy (sessions_api/age_policy.py); empty: the committed age_policy.json.
 ENV.section = "Hosted flow"
 AGE_POLICY_FILE = ENV.text(
     "AGE_POLICY_FILE",
     "",
     "the calibrated age policy to use",
-    shown="`sessions_api/age_assurance/age_policy.json`",
+    shown="`sessions_api/age_policy.json`",
     example="/etc/ageverify/age_policy.json",
 )
 # Upload POSTs of the hosted flow (flow/upload_rate.py): per session, and per client address.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -68,6 +69,7 @@ class DigitalIdUnavailable(Exception):
 class DigitalIdOutcome:
     status: str  # the session's status afterwards
     message: str = ""  # for the user, when the session is still open
+    refusal: str = ""  # the verifier's refusal code, when the answer proved nothing
 
 
 def service_origin() -> str:
@@ -144,7 +146,7 @@ def _request_consume(session: VerificationSession, request_id: str):
             .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
             .first()
         )
-        if row is None:
+        if row is None or row.state.get("transport") == "cross_device":  # a phone's is answered at its response URI
             return None
         DigitalIdRequest.objects.filter(pk=row.pk).update(consumed_at=timezone.now(), state={})
     return wallet_request_load(row.state), row.state.get(OFFERED)
@@ -199,6 +201,18 @@ def digital_id_submit(
     if consumed is None:
         return DigitalIdOutcome(session.status, MESSAGE_REQUEST_GONE)
     request, offered = consumed
+    return presentation_decide(session=session, request=request, protocol=protocol, data=data, offered=offered)
+
+
+def presentation_decide(
+    *,
+    session: VerificationSession,
+    request: WalletRequest,
+    protocol: str,
+    data: object,
+    offered: Collection[str] | None = None,
+) -> DigitalIdOutcome:
+    """Verify an answer to a request already consumed for this session, and decide (the browser's and the phone's)."""
     live = session.mode == Mode.LIVE
     try:
         credential = presentation_verify(
@@ -212,10 +226,10 @@ def digital_id_submit(
         )
     except PresentationRefused as refused:
         _count_failure(session, refused.code)
-        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED)
+        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED, refused.code)
     if credential.outcome == "inconclusive":
         _count_failure(session, "inconclusive: no age_over element settles the limit")
-        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE)
+        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE, "age_inconclusive")
     try:
         return _decide(session, credential)
     except TransitionNotAllowed:  # decided, cancelled or expired meanwhile: what won stands

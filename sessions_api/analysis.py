@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -39,6 +41,9 @@ from .evidence import Evidence, KeptDocument, LiveFace, evidence_keep, session_e
 from .models import Status, VerificationSession
 from .selectors import SessionNotFound, session_get, session_presence_required
 from .state_machine import TransitionNotAllowed, session_expire_if_due, session_transition
+
+if TYPE_CHECKING:
+    from checks.face_match import FaceDescriptor
 
 logger = logging.getLogger(__name__)
 
@@ -148,20 +153,20 @@ def _selfie_decision(session: VerificationSession, liveness, age) -> Decision:
 
 
 def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: dict | None) -> None:
-    from checks.age import estimate_age
+    from checks import age as age_check
     from checks.liveness import frontal_frames
     from checks.results import Retake
 
     session = _session_to_analyse(session_id)
     if session is None:
         return
-    frontal: list[bytes] = []
+    reading = None
     age = None
     try:
         liveness = _liveness_check(session, frames, list(session.liveness_challenge), capture)
         if not isinstance(liveness, Retake) and liveness.is_live:
-            frontal = frontal_frames(frames, list(session.liveness_challenge))
-            age = estimate_age(frontal)
+            reading = age_check.read_capture(frontal_frames(frames, list(session.liveness_challenge)))
+            age = reading.age
     except Exception:  # the soft time limit striking inside the checks too
         logger.exception("selfie checks failed on %s", session_id)
         _apply(session, _server_failure(Status.INITIATED))
@@ -171,8 +176,9 @@ def _selfie_analyse(session_id: str, frames: list[tuple[str, bytes]], capture: d
     face_not_enough = decision.results is not None and decision.results.age_estimation is not None
     if decision.to_status == Status.REQUIRES_DOC and face_not_enough and session_presence_required(session):
         # The face was not enough: the document step compares its portrait with this capture's face (a selfie
-        # whose attempts ran out leads there too, but its capture is no evidence of anything).
-        evidence = Evidence(live_face=_live_face(frontal, liveness))
+        # whose attempts ran out leads there too, but its capture is no evidence of anything), read from the
+        # faces the age estimate found.
+        evidence = Evidence(live_face=_live_face(reading.live_face, liveness))
     _apply(session, decision, evidence=evidence)
 
 
@@ -196,12 +202,11 @@ def _liveness_check(
     return check_liveness(frames, challenge, record, flag_only=flag_only)
 
 
-def _live_face(frontal: list[bytes], liveness) -> LiveFace | None:
-    """The face of a capture that passed liveness (the mean descriptor of its frontal frames), or None."""
-    from checks.face_match import live_descriptor
-
+def _live_face(read: Callable[[], FaceDescriptor | None], liveness) -> LiveFace | None:
+    """The face of a capture that passed liveness (the mean descriptor of its frontal frames, as `read` gives
+    it), or None."""
     try:
-        descriptor = live_descriptor(frontal) if frontal else None
+        descriptor = read()
     except Exception:  # the document step then asks for the head turns again
         logger.exception("the live face's descriptor could not be computed")
         return None
@@ -315,6 +320,7 @@ def _presence_check(
         FaceDescriptor,
         compare,
         document_portrait,
+        live_descriptor,
         portrait_problem,
     )
     from checks.liveness import frontal_frames
@@ -325,7 +331,8 @@ def _presence_check(
     if frames and challenge:
         liveness = _liveness_check(session, frames, challenge, capture)
         if not isinstance(liveness, Retake) and liveness.is_live:
-            live_face = _live_face(frontal_frames(frames, challenge), liveness)
+            frontal = frontal_frames(frames, challenge)
+            live_face = _live_face(lambda: live_descriptor(frontal), liveness)
     elif kept.live_face is not None:
         liveness, live_face = Liveness(is_live=True, liveness_score=kept.live_face.liveness_score), kept.live_face
     else:

@@ -7,19 +7,23 @@ import pytest
 from PIL import Image, ImageFilter
 
 from checks import face_match
+from checks.age import read_capture
 from checks.face_match import (
+    DOCUMENT_MAX_SIDE,
     MATCH_THRESHOLD,
     MESSAGE_PORTRAIT_BLURRED,
     FaceDescriptor,
     compare,
+    face_descriptor,
     holder_match,
     live_descriptor,
     portrait_descriptor,
     score,
 )
+from checks.images import open_image
 from checks.results import HolderMatch, Retake
 from tests.support.documents import encode, mrz_card, td3_lines
-from tests.support.faces import astronaut_portrait, challenge_frames, hopper_portrait
+from tests.support.faces import PORTRAITS, astronaut_portrait, challenge_frames, hopper_portrait
 
 CHALLENGE = ["left", "right", "center"]
 
@@ -70,12 +74,37 @@ def test_a_slightly_blurred_portrait_is_still_compared_and_matched(astronaut_pag
     assert isinstance(result, HolderMatch) and result.matched
 
 
+@pytest.mark.parametrize("person", ["astronaut", "hopper"])
+@pytest.mark.parametrize("blur", [0, 3])
+def test_the_portrait_searched_on_a_smaller_copy_first_is_the_one_searched_at_full_size(person, blur):
+    # The reference: the face searched for on the document at DOCUMENT_MAX_SIDE only. The faster search finds
+    # the box on a smaller copy and cuts the chip at full size: dlib's descriptor moves by a small fraction of
+    # its same-person radius (0.6), FaceRes's age by well under a year, and the match's answer not at all.
+    page = open_image(
+        encode(mrz_card(td3_lines(), portrait=PORTRAITS[person]()[0]).filter(ImageFilter.GaussianBlur(blur)))
+    )
+    searched, reference = portrait_descriptor([page]), face_descriptor(page, max_side=DOCUMENT_MAX_SIDE)
+    assert np.linalg.norm(searched.values - reference.values) < 0.1 and abs(searched.age - reference.age) < 1
+    live = live_descriptor(centre_frames("astronaut"))
+    assert compare(live, searched).matched == compare(live, reference).matched == (person == "astronaut")
+
+
 def test_a_document_without_a_portrait_gives_no_face_to_match():
     assert portrait_descriptor([mrz_card(td3_lines())]) is None
 
 
 def test_a_picture_without_a_face_gives_no_live_face(cat_jpeg):
     assert live_descriptor([cat_jpeg]) is None
+
+
+def test_the_age_estimates_faces_give_the_live_face_the_holder_match_reads_of_the_frames(cat_jpeg):
+    # The selfie's analysis keeps the live face from what the age estimate read (no second detection, descriptor
+    # or age); live_descriptor, which reads the frames afresh, is the reference. A frame without a face is left
+    # out by both.
+    frames = [*centre_frames("astronaut"), cat_jpeg, *centre_frames("astronaut")[:1]]
+    reused, afresh = read_capture(frames).live_face(), live_descriptor(frames)
+    assert np.allclose(reused.values, afresh.values, atol=1e-9) and reused.age == pytest.approx(afresh.age, abs=1e-6)
+    assert read_capture([cat_jpeg]).live_face() is None
 
 
 def test_a_model_file_with_another_checksum_is_refused(tmp_path, monkeypatch):

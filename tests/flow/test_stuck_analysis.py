@@ -247,7 +247,7 @@ def test_a_document_analysis_out_of_time_while_deciding_ends_as_a_retake(live_vi
     assert live_visitor.session.document_attempts == 0
 
 
-@pytest.mark.parametrize("check", ["checks.liveness.check_liveness", "checks.age.estimate_age"])
+@pytest.mark.parametrize("check", ["checks.liveness.check_liveness", "checks.age.read_capture"])
 def test_an_error_in_the_checks_on_the_last_attempt_costs_no_attempt_and_asks_again(
     live_visitor, api, monkeypatch, check
 ):
@@ -263,7 +263,7 @@ def test_an_error_in_the_checks_on_the_last_attempt_costs_no_attempt_and_asks_ag
 
     module, name = check.rsplit(".", 1)
     monkeypatch.setattr(import_module(module), name, broken)
-    if name == "estimate_age":  # reached only after a live capture: let liveness pass
+    if name == "read_capture":  # reached only after a live capture: let liveness pass
         from checks.results import Liveness
 
         monkeypatch.setattr(

@@ -298,7 +298,11 @@ def test_age_statement_prints_the_holder_match_section_from_evaluate_face_match(
 
     text = output.read_text()
     printed = run("evaluate_face_match", pairs)
-    assert "## Holder match (document path)" in text and "public domain (CC0 1.0" in text
+    assert "## Holder match (document path)" in text
+    # Each network the match reads, with its data and licence.
+    card = text.split("## Holder match (document path)", 1)[1]
+    assert "- **dlib's face descriptor:**" in card and "public domain (CC0 1.0" in card and "FaceScrub" in card
+    assert "- **HSE FaceRes:**" in card and "Apache-2.0" in card and "VGGFace2" in card
     # The command's own lines, not numbers typed into the statement; the latency varies between runs.
     assert printed[-1].rsplit(" latency_ms=", 1)[0] in text
     assert all(line in text for line in printed if "latency" not in line)

@@ -18,8 +18,8 @@ class Command(BaseCommand):
     help = (
         "Run every pair of photos in DIR through the production face matcher (detection, 5-point alignment, "
         "descriptor, the threshold in force); print false match and false non-match rates, overall and "
-        "within 10 years and for adults within 10 years, with exact bounds, for dlib alone and fused, held out "
-        "on half of the people, and the latency per comparison."
+        "within 10 years and for adults within 10 years, with exact bounds, for each matcher alone (dlib, HSE "
+        "FaceRes) and fused, held out on half of the people, and the latency per comparison."
     )
 
     def add_arguments(self, parser):

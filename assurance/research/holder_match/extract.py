@@ -3,10 +3,14 @@
     .venv/bin/python -m assurance.research.holder_match.extract /work/shared/data/faces-pairs \
         --output var/holder-match/pairs.npz
 
-For each photo: the dominant face (checks.faces, as the holder match finds it), dlib's descriptor of its
-150x150 chip (checks.face_match, mirror averaged), HSE FaceRes's 1,024 pooled features of its 224x224 crop
-(checks.faces.FaceEngine.descriptions, mirror averaged) and MobileFaceNet's embedding (assurance.research.holder_match.
-mobilefacenet, which must have written its network first). A photo without one dominant face is kept with NaNs.
+For each photo: the dominant face (checks.faces, as the holder match finds it), dlib's descriptor of its 150x150
+chip (checks.face_match, mirror averaged), HSE FaceRes's 1,024 pooled features of its 224x224 crop
+(checks.faces.FaceEngine.descriptions, mirror averaged) and MobileFaceNet's embedding
+(assurance.research.holder_match.mobilefacenet, when it has written its network: NaNs otherwise). A photo without
+one dominant face is kept with NaNs. The variants the second round measured (issue 44) are kept beside them:
+dlib's descriptor of the face alone and of its mirror alone, of the face alone on chips padded by 15 % and 35 %
+instead of 25 %, face-api's age, and the face found again in the picture enlarged twice (HOG finds faces from
+about 80 px wide) for the photos where the production path finds none (`upsampled` marks them).
 The cache holds numbers derived from research photos: it stays under var/ (not in the repository).
 """
 
@@ -37,7 +41,9 @@ def embedding(face: np.ndarray) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-def describe(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def describe(path: Path, *, upsample: bool = False) -> dict[str, np.ndarray] | None:
+    import dlib
+
     from checks.face_match import face_matcher
     from checks.faces import _analysis_pixels, dominant_face, face_engine
 
@@ -45,13 +51,38 @@ def describe(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
 
     with Image.open(path) as picture:
         picture.load()
-        face, rival = dominant_face(face_engine().faces(picture, identity_chips=True, description_inputs=True))
-        pixels = _analysis_pixels(picture, max_side=800)  # what faces() found the landmarks on
+        if upsample:
+            picture = picture.resize((picture.width * 2, picture.height * 2), Image.Resampling.BILINEAR)
+        max_side = 1600 if upsample else 800
+        engine = face_engine()
+        face, rival = dominant_face(
+            engine.faces(picture, identity_chips=True, description_inputs=True, max_side=max_side)
+        )
+        pixels = _analysis_pixels(picture, max_side=max_side)  # what faces() found the landmarks on
     if face is None or rival:
         return None
-    dlib_values = face_matcher().descriptor(face.identity_chip).values
-    features, _ = face_engine().descriptions([face.description_input])
-    return dlib_values, features[0], embedding(aligned_face(pixels, face.landmarks))
+    network = face_matcher()._network
+    chip = np.ascontiguousarray(face.identity_chip)
+    mirror = np.ascontiguousarray(chip[:, ::-1])
+    described = {
+        "dlib_face": np.asarray(network.compute_face_descriptor(chip), dtype=np.float64),
+        "dlib_mirror": np.asarray(network.compute_face_descriptor(mirror), dtype=np.float64),
+    }
+    described["dlib"] = (described["dlib_face"] + described["dlib_mirror"]) / 2
+    left, top, right, bottom = face.box
+    shape = dlib.full_object_detection(
+        dlib.rectangle(left, top, right, bottom), [dlib.point(int(x), int(y)) for x, y in face.landmarks]
+    )
+    for padding in (15, 35):
+        padded = np.asarray(dlib.get_face_chip(pixels, shape, size=150, padding=padding / 100), dtype=np.uint8)
+        described[f"dlib_pad{padding}"] = np.asarray(network.compute_face_descriptor(padded), dtype=np.float64)
+    features, faceres_ages = engine.descriptions([face.description_input])
+    described["faceres"], described["faceres_age"] = features[0], faceres_ages[:1]
+    described["faceapi_age"] = engine.ages([face.age_input])[:1]
+    described["mobilefacenet"] = (
+        embedding(aligned_face(pixels, face.landmarks)) if IDENTITY_NETWORK.is_file() else np.full(192, np.nan)
+    )
+    return described
 
 
 def main() -> None:
@@ -60,24 +91,32 @@ def main() -> None:
     parser.add_argument("--output", type=Path, required=True)
     arguments = parser.parse_args()
     photos = person_photos(arguments.directory)
-    dlib_rows, faceres_rows, mobilefacenet_rows = [], [], []
+    rows: dict[str, list[np.ndarray]] = {}
+    upsampled = []
     started = time.monotonic()
     for number, photo in enumerate(photos, start=1):
         described = describe(photo.path)
-        dlib_rows.append(described[0] if described else np.full(128, np.nan))
-        faceres_rows.append(described[1] if described else np.full(1024, np.nan))
-        mobilefacenet_rows.append(described[2] if described else np.full(192, np.nan))
+        upsampled.append(described is None)
+        if described is None:
+            described = describe(photo.path, upsample=True)
+        for name, values in (described or {}).items():
+            rows.setdefault(name, []).append((number - 1, values))
         if number % 50 == 0:
             print(f"{number}/{len(photos)} photos, {time.monotonic() - started:.0f} s", flush=True)
     arguments.output.parent.mkdir(parents=True, exist_ok=True)
+    columns = {}
+    for name, found in rows.items():
+        column = np.full((len(photos), len(found[0][1])), np.nan)
+        for index, values in found:
+            column[index] = values
+        columns[name] = column
     np.savez(
         arguments.output,
         names=np.array([photo.path.name for photo in photos]),
         people=np.array([photo.person for photo in photos]),
         ages=np.array([photo.age for photo in photos]),
-        dlib=np.stack(dlib_rows),
-        faceres=np.stack(faceres_rows),
-        mobilefacenet=np.stack(mobilefacenet_rows),
+        upsampled=np.array(upsampled),
+        **columns,
     )
 
 

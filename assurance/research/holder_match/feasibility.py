@@ -122,5 +122,128 @@ def main() -> None:
         report(f"fused {' + '.join(columns)}", held_out, test, threshold)
 
 
+def second_round(data) -> None:
+    """Issue 44's second round, on a cache written by the extract of that round (dlib's face and mirror alone,
+    its other paddings, face-api's age, the faces found again enlarged). Same halves, same threshold rule."""
+    from sklearn.linear_model import LogisticRegression
+
+    people, ages = data["people"], data["ages"]
+    found = ~np.isnan(data["dlib"][:, 0]) & ~data["upsampled"]  # what the production path finds
+    enlarged = ~np.isnan(data["dlib"][:, 0])  # and with the faces found again in the enlarged picture
+    print(f"{found.sum()} of {len(found)} photos with a face; {enlarged.sum()} when enlarged where none was found")
+    ordered = sorted(set(people))
+    first, second = set(ordered[0::2]), set(ordered[1::2])
+    faceres = np.nan_to_num(data["faceres"])
+    centred = unit(faceres - faceres[found & np.isin(people, list(first))].mean(axis=0))
+    faceres_age = np.nan_to_num(data["faceres_age"][:, 0])
+    faceapi_age = np.nan_to_num(data["faceapi_age"][:, 0])
+    print(
+        "mean absolute error of the age, years: FaceRes "
+        f"{np.abs(faceres_age - ages)[found].mean():.1f}, face-api {np.abs(faceapi_age - ages)[found].mean():.1f}, "
+        f"their mean {np.abs((faceres_age + faceapi_age) / 2 - ages)[found].mean():.1f}"
+    )
+
+    def closeness(values: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.clip(1 - np.linalg.norm(np.nan_to_num(values[a]) - np.nan_to_num(values[b]), axis=1), 0, 1)
+
+    def pairs_of(keep: set[str], usable: np.ndarray) -> dict:
+        rows = [i for i, person in enumerate(people) if person in keep]
+        a, b = np.array(list(itertools.combinations(rows, 2))).T
+        ok = usable[a] & usable[b]
+        both = (faceres_age + faceapi_age) / 2
+        columns = {
+            "dlib": closeness(data["dlib"], a, b),
+            "dlib face only": closeness(data["dlib_face"], a, b),
+            "dlib padded 15%": closeness(data["dlib_pad15"], a, b),
+            "dlib padded 35%": closeness(data["dlib_pad35"], a, b),
+            "faceres": (centred[a] * centred[b]).sum(axis=1),
+            "younger age": np.log1p(np.minimum(faceres_age[a], faceres_age[b])),
+            "younger age (both readers)": np.log1p(np.minimum(both[a], both[b])),
+            "older age": np.log1p(np.maximum(faceres_age[a], faceres_age[b])),
+            "age gap": np.abs(np.log1p(faceres_age[a]) - np.log1p(faceres_age[b])),
+            "older age (both readers)": np.log1p(np.maximum(both[a], both[b])),
+            "age gap (both readers)": np.abs(np.log1p(both[a]) - np.log1p(both[b])),
+        }
+        columns = {name: np.where(ok, values, 0.0) for name, values in columns.items()}
+        for matcher in ("dlib", "dlib face only", "dlib padded 15%", "dlib padded 35%", "faceres"):
+            columns[f"{matcher} x younger age"] = columns[matcher] * columns["younger age"]
+            columns[f"{matcher} x age gap"] = columns[matcher] * columns["age gap"]
+        for reading in ("younger age (both readers)", "older age (both readers)", "age gap (both readers)"):
+            columns[f"dlib x {reading}"] = columns["dlib"] * columns[reading]
+        return {
+            "scores": columns,
+            "ok": ok,
+            "genuine": people[a] == people[b],
+            "near": np.abs(ages[a] - ages[b]) <= 10,
+            "adult": np.minimum(ages[a], ages[b]) >= 18,
+        }
+
+    def fitted(columns, train, C, tail, weight):
+        fit = np.column_stack([train["scores"][c] for c in columns])
+        chosen = train["ok"] & (train["scores"]["dlib"] >= tail)
+        model = LogisticRegression(C=C, max_iter=5000, class_weight=weight).fit(fit[chosen], train["genuine"][chosen])
+
+        def scored(pairs: dict) -> np.ndarray:
+            values = model.decision_function(np.column_stack([pairs["scores"][c] for c in columns]))
+            return np.where(pairs["ok"], values, -np.inf)  # a photo without a face matches nothing
+
+        return scored, threshold_for(scored(train), train["genuine"])
+
+    # Choosing among the candidates uses the first half only: its people split again in two (alternately), each
+    # fold fitted and thresholded on the other, the counts of both folds added. The second half only reports.
+    folds = (set(sorted(first)[0::2]), set(sorted(first)[1::2]))
+
+    def cross_validated(columns, usable, C, tail, weight) -> str:
+        fm = imp = fnm10 = g10 = fnma = ga = 0
+        for fit_on, judge_on in (folds, folds[::-1]):
+            train, test = pairs_of(fit_on, usable), pairs_of(judge_on, usable)
+            scored, threshold = fitted(columns, train, C, tail, weight)
+            matched = scored(test) >= threshold
+            genuine, near, adult = test["genuine"], test["near"], test["adult"]
+            fm, imp = fm + int((matched & ~genuine).sum()), imp + int((~genuine).sum())
+            fnm10, g10 = fnm10 + int((~matched & genuine & near).sum()), g10 + int((genuine & near).sum())
+            fnma, ga = fnma + int((~matched & genuine & near & adult).sum()), ga + int((genuine & near & adult).sum())
+        return f"FMR {fm}/{imp} = {fm / imp:.3%}; FNMR 10y {fnm10}/{g10} = {fnm10 / g10:.1%}; adults 10y {fnma}/{ga}"
+
+    def fuse(
+        label: str, columns: list[str], usable: np.ndarray = found, C: float = 1.0, tail: float = 0.0, weight=None
+    ) -> None:
+        train, test = pairs_of(first, usable), pairs_of(second, usable)
+        scored, threshold = fitted(columns, train, C, tail, weight)
+        print(f"{label}: {' + '.join(columns)}")
+        print(f"  first half, cross-validated: {cross_validated(columns, usable, C, tail, weight)}")
+        report("  second half", scored(test), test, threshold)
+
+    production = ["dlib", "younger age", "dlib x younger age"]
+    fuse("in force", production)
+    fuse("no mirror", ["dlib face only", "younger age", "dlib face only x younger age"])
+    fuse("padding 15% (face only)", ["dlib padded 15%", "younger age", "dlib padded 15% x younger age"])
+    fuse("padding 35% (face only)", ["dlib padded 35%", "younger age", "dlib padded 35% x younger age"])
+    fuse("faces found enlarged too", production, usable=enlarged)
+    fuse("both readers' age", ["dlib", "younger age (both readers)", "dlib x younger age (both readers)"])
+    fuse("with the older age", [*production, "older age"])
+    fuse("age-gap aware", [*production, "age gap", "dlib x age gap"])
+    fuse("faceres second matcher", [*production, "faceres"])
+    fuse("faceres second matcher, age-aware", [*production, "faceres", "faceres x younger age"])
+    fuse("faceres alone, age-aware", ["faceres", "younger age", "faceres x younger age"])
+    both = ["dlib", "younger age (both readers)", "dlib x younger age (both readers)"]
+    fuse("both readers' age, with the older age", [*both, "older age (both readers)"])
+    fuse("both readers' age, with the older age, enlarged", [*both, "older age (both readers)"], usable=enlarged)
+    fuse("both readers' age, older age x dlib", [*both, "older age (both readers)", "dlib x older age (both readers)"])
+    fuse("both readers' age, age-gap aware", [*both, "age gap (both readers)", "dlib x age gap (both readers)"])
+    fuse("in force, fitted on the pairs closer than 0.4", production, tail=0.4)
+    fuse("in force, fitted on the pairs closer than 0.5", production, tail=0.5)
+    fuse("in force, balanced classes", production, weight="balanced")
+    fuse("both, older, fitted on the pairs closer than 0.4", [*both, "older age (both readers)"], tail=0.4)
+    fuse("both, older, balanced", [*both, "older age (both readers)"], weight="balanced")
+    fuse("both, older, C=100", [*both, "older age (both readers)"], C=100)
+    fuse("everything", [*production, "faceres", "faceres x younger age", "age gap", "dlib x age gap", "older age"])
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--second-round":
+        second_round(np.load(sys.argv[2]))
+    else:
+        main()

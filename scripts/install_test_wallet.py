@@ -38,12 +38,11 @@ def _stale_lock() -> str | None:
     """Why the committed lock does not pin exactly what package.json asks for, or None."""
     wanted = json.loads((SOURCE / "package.json").read_text()).get("dependencies", {})
     packages = json.loads((SOURCE / "package-lock.json").read_text()).get("packages", {})
-    if packages.get("", {}).get("dependencies", {}) != wanted:
-        return "its dependencies differ from package.json's"
-    for name, version in wanted.items():
+    recorded = packages.get("", {}).get("dependencies", {})
+    for name in sorted(wanted.keys() | recorded.keys()):
         locked = packages.get(f"node_modules/{name}", {}).get("version")
-        if locked != version:
-            return f"it locks {name} {locked or 'nowhere'}, package.json asks for {version}"
+        if not (wanted.get(name) == recorded.get(name) == locked):
+            return f"package.json asks for {name} {wanted.get(name, 'not at all')}, the lock has {locked or 'none'}"
     unchecked = [path for path, package in packages.items() if path and not package.get("integrity")]
     if unchecked:
         return f"no integrity for {', '.join(unchecked)}"

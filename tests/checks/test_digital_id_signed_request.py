@@ -2,7 +2,7 @@
 
 @openid4vc/openid4vp resolves the signed OpenID4VP request object, @animo-id/mdoc decodes the Annex C
 DeviceRequest, pkijs validates the chain against the reader CA root the wallet trusts
-(tests/support/wallet_node/check_request.mjs).
+(tests/support/wallet/check_request.mjs).
 """
 
 import json

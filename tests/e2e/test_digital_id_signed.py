@@ -1,7 +1,7 @@
 """Signed wallet requests in Debian's Chromium: what the page hands the Digital Credentials API, a wallet verifies.
 
 The page's `navigator.credentials.get` argument is captured as Chromium passes it on; the wallet-side npm
-libraries (tests/support/wallet_node) verify it against the reader CA root for the page's own origin;
+libraries (tests/support/wallet/check_request.mjs) verify it against the reader CA root for the page's own origin;
 Chromium's virtual wallet then answers the signed OpenID4VP variant.
 """
 

@@ -1,6 +1,7 @@
 """The tests' phone wallet: tests/support/wallet/wallet.mjs (npm libraries we did not write), run by node.
 
-Installed by scripts/test (scripts/install_test_wallet.py: locked, integrity-checked) into `.test-wallet/`.
+Installed by scripts/test (scripts/install_test_wallet.py: locked, integrity-checked) into `.test-wallet/`,
+or here by a targeted run.
 `phone_wallet_answer` hands it the `openid4vp://` link the page shows and what a holder's phone would
 hold: the reader CA it trusts, an issuer's signer key and certificate for its mdoc, the age elements.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from joserfc.jwk import ECKey
@@ -18,9 +18,7 @@ from joserfc.jwk import ECKey
 from checks.digital_id.request import NAMESPACES
 from checks.digital_id.sandbox_wallet import Issuer
 from checks.digital_id.trust import EU_AGE_ATTESTATION
-
-WALLET_DIR = Path(__file__).resolve().parents[2] / ".test-wallet"
-WALLET_SCRIPT = WALLET_DIR / "wallet.mjs"
+from tests.support.wallet_libraries import installed_test_wallet
 
 
 def phone_wallet_answer(
@@ -35,8 +33,9 @@ def phone_wallet_answer(
 ) -> dict:
     """What the wallet did: {"stage": "refused", "error"} or "resolved", or "answered" with the HTTP answer."""
     node = shutil.which("node")
-    if node is None or not WALLET_SCRIPT.exists():
-        raise AssertionError(f"{WALLET_SCRIPT} is missing: run scripts/test (or scripts/install_test_wallet.py)")
+    if node is None:
+        raise AssertionError("node is not installed: the phone wallet runs under it")
+    wallet_dir = installed_test_wallet()
     given = {
         "link": link,
         "readerCaPem": reader_ca_pem.decode(),
@@ -51,7 +50,12 @@ def phone_wallet_answer(
         "resolveOnly": resolve_only,
     }
     completed = subprocess.run(
-        [node, str(WALLET_SCRIPT)], input=json.dumps(given), capture_output=True, text=True, cwd=WALLET_DIR, timeout=60
+        [node, str(wallet_dir / "wallet.mjs")],
+        input=json.dumps(given),
+        capture_output=True,
+        text=True,
+        cwd=wallet_dir,
+        timeout=60,
     )
     if completed.returncode != 0:
         raise AssertionError(f"the wallet failed: {completed.stderr[-3000:]}")

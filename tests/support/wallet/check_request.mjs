@@ -6,7 +6,7 @@
 //
 // stdin: {"digital": <the navigator.credentials.get `digital` member>, "origin": "...", "roots": ["PEM", ...]}
 // stdout: {"<protocol>": [{"verified": true, ...} | {"verified": false, "error": "..."}], ...}
-// Run by tests/support/wallet_libraries.py with the installed libraries (.wallet-libraries) as the cwd.
+// Run by tests/support/wallet_libraries.py from the installed copy in .test-wallet/ (scripts/install_test_wallet.py).
 
 import { createHash, webcrypto } from "node:crypto";
 import { DataItem, DeviceRequest, cborDecode, cborEncode } from "@animo-id/mdoc";

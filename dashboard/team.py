@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.client_address import client_address
-from sessions_api.api.rate_limit import bucket_take
+from core.rate_limit import bucket_take
 from tenants.members import InvitationInvalid, invitation_for_token, member_users_with_email
 from tenants.models import Invitation, Membership, Role
 

@@ -10,7 +10,7 @@ from django.http import HttpResponseRedirect
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from sessions_api.api.rate_limit import bucket_take
+from core.rate_limit import bucket_take
 from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from sessions_api.state_machine import OPTIONAL_EVENTS

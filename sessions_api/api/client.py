@@ -32,7 +32,7 @@ from ..client_access import (
 from ..timestamps import iso_ms
 from .authentication import unauthenticated_request_refused
 from .problems import ApiProblem
-from .serializers import SUBJECT_MAX_LENGTH, StrictStringField
+from .serializers.fields import SUBJECT_MAX_LENGTH, StrictStringField
 from .views import ApiContentNegotiation, problems, require_json_body
 
 CLIENT_HEADERS = "Authorization, Content-Type"

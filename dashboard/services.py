@@ -10,8 +10,7 @@ from django.utils import timezone
 from age_passes.models import AgePassPolicy
 from age_passes.selectors import age_pass_policy_of
 from age_passes.services import POLICY_FIELDS, age_pass_policy_set
-from sessions_api.api.webhook_schema import event_example
-from sessions_api.state_machine import EVENT_COMPLETED, OPTIONAL_EVENTS
+from sessions_api.events import EVENT_COMPLETED, OPTIONAL_EVENTS, event_example
 from sessions_api.timestamps import iso_ms
 from tenants.branding import tenant_branding_form_values, tenant_branding_update
 from tenants.members import (

@@ -10,8 +10,8 @@ from django.http import HttpResponseRedirect
 from django.views.decorators.http import require_POST
 
 from core.rate_limit import bucket_take
+from sessions_api.events import OPTIONAL_EVENTS
 from sessions_api.models import Mode
-from sessions_api.state_machine import OPTIONAL_EVENTS
 from webhooks.addresses import webhook_url_problem
 from webhooks.services import TEST_EVENT
 

@@ -1,4 +1,4 @@
-"""Reads on webhooks: deliveries and attempt logs, a delivery's tenant (workers)."""
+"""Reads on webhooks: deliveries and attempt logs, the pending ones about a subject, a delivery's tenant (workers)."""
 
 from django.db.models import QuerySet
 
@@ -16,6 +16,11 @@ def deliveries_for_tenant(*, tenant: Tenant) -> QuerySet[WebhookDelivery]:
 def deliveries_for_subject(*, tenant: Tenant, subject_ref: str) -> QuerySet[WebhookDelivery]:
     """The deliveries about one thing (e.g. one session id) of one tenant, newest first, attempts prefetched."""
     return deliveries_for_tenant(tenant=tenant).filter(subject_ref=subject_ref)
+
+
+def pending_deliveries_for_subject(*, tenant: Tenant, subject_ref) -> QuerySet[WebhookDelivery]:
+    """The deliveries about one thing not yet ended; `subject_ref` may be an OuterRef (an Exists() subquery)."""
+    return WebhookDelivery.objects.filter(tenant=tenant, subject_ref=subject_ref, status=WebhookDelivery.Status.PENDING)
 
 
 def delivery_get(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:

@@ -45,6 +45,13 @@ class Tenant(models.Model):
             'Offer "Use a digital ID" (a wallet credential through the browser) beside the selfie and the document.'
         ),
     )
+    digital_id_unsigned_requests = models.BooleanField(
+        default=False,
+        help_text=(
+            "For testing only: also send unsigned wallet requests (production wallets answer signed ones only), "
+            "and offer the digital ID without a reader certificate."
+        ),
+    )
     webhooks_enabled = models.BooleanField(
         default=False, help_text="Set by the operator at onboarding: sends verification.completed webhooks."
     )

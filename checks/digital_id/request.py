@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cbor2
@@ -143,14 +144,19 @@ def _openid4vp_data(request: WalletRequest) -> dict:
     }
 
 
-def _annex_c_data(request: WalletRequest) -> dict:
+def _annex_c_data(request: WalletRequest, reader_auth: Callable[[bytes], list] | None = None) -> dict:
+    """Annex C's DeviceRequest and EncryptionInfo; `reader_auth(ItemsRequestBytes)` signs each doc request."""
     doc_requests = []
     for doc_type in request.doc_types:
         items = {
             "docType": doc_type,
             "nameSpaces": {NAMESPACES[doc_type]: {claim: False for claim in age_claims(request.age_limit)}},
         }
-        doc_requests.append({"itemsRequest": cbor2.CBORTag(24, cbor2.dumps(items))})
+        items_bytes = cbor2.dumps(items)
+        doc_request = {"itemsRequest": cbor2.CBORTag(24, items_bytes)}
+        if reader_auth is not None:
+            doc_request["readerAuth"] = reader_auth(items_bytes)
+        doc_requests.append(doc_request)
     device_request = {"version": "1.0", "docRequests": doc_requests}
     return {"deviceRequest": b64url(cbor2.dumps(device_request)), "encryptionInfo": request.encryption_info()}
 

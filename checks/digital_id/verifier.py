@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import cbor2
 
@@ -21,6 +21,7 @@ from .envelope import annex_c_open, openid4vp_open
 from .mso import issuer_items_verify, mso_parse, mso_validate
 from .refusals import PresentationRefused, Refusal
 from .request import NAMESPACES, PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP, WalletRequest
+from .signed_request import PROTOCOL_OPENID4VP_SIGNED
 from .transcript import session_transcript
 from .trust import TrustAnchor, issuer_path_verify
 
@@ -84,8 +85,16 @@ def presentation_verify(
     anchors: Iterable[TrustAnchor],
     live: bool,
     now: datetime.datetime,
+    offered: Collection[str] | None = None,
 ) -> AgeCredential:
-    """The age credential a presentation proves, or `PresentationRefused` naming the failed step."""
+    """The age credential a presentation proves, or `PresentationRefused` naming the failed step.
+
+    `offered`: the protocols the browser was asked for (signed_request.py); unset, the unsigned pair."""
+    if offered is not None:
+        if protocol not in offered:
+            raise PresentationRefused(Refusal.PROTOCOL_NOT_REQUESTED, str(protocol)[:40])
+        if protocol == PROTOCOL_OPENID4VP_SIGNED:  # only the request was signed: the answer is the unsigned one's
+            protocol = PROTOCOL_OPENID4VP
     if protocol not in (PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP):
         raise PresentationRefused(Refusal.PROTOCOL_NOT_REQUESTED, str(protocol)[:40])
     transcript = session_transcript(request, protocol)

@@ -8,32 +8,27 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
-from rest_framework.exceptions import ValidationError as FieldRefused
 
 from flow.sdk_files import SDK_VERSION, sdk_integrity
-from sessions_api.api.serializers import StrictUrlField
 from sessions_api.models import Mode
 from tenants.forms import PublishableKeySettingsForm
 from tenants.models import PublishableKey
 from tenants.services import publishable_key_generate, publishable_key_revoke, publishable_key_update
+from webhooks.addresses import webhook_url_problem
 
 from . import selectors
 from .tenancy import current_tenant
 from .views import actor_from
 
-# The rule of the partner API's notification_url (https, a public host, a real port), checked when the key is
-# saved: sending would refuse such an address too, but only later, with the session's webhook lost.
-_notification_url = StrictUrlField(https_only=True, public_host=True)
-
 
 class CheckedSettingsForm(PublishableKeySettingsForm):
     def clean_client_notification_url(self):
         url = self.cleaned_data.get("client_notification_url", "").strip()
-        if url:
-            try:
-                url = _notification_url.to_internal_value(url)
-            except FieldRefused as refused:
-                raise ValidationError(f"The notification URL {refused.detail[0]}.") from None
+        # The rule of the partner API's notification_url (https, a public host, a real port), checked when the key
+        # is saved: sending would refuse such an address too, but only later, with the session's webhook lost.
+        problem = webhook_url_problem(url) if url else None
+        if problem is not None:
+            raise ValidationError(f"The notification URL {problem[1]}.")
         return url
 
 

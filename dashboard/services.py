@@ -10,8 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from sessions_api.api.webhook_schema import event_example
-from sessions_api.state_machine import EVENT_COMPLETED, OPTIONAL_EVENTS
+from sessions_api.events import EVENT_COMPLETED, OPTIONAL_EVENTS, event_example
 from sessions_api.timestamps import iso_ms
 from tenants.audit import Actor, audit_record
 from tenants.models import AuditLogEntry, Tenant

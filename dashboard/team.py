@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.client_address import client_address
-from sessions_api.api.rate_limit import bucket_take
+from core.rate_limit import bucket_take
 from tenants.audit import Actor
 from tenants.members import (
     InvitationInvalid,

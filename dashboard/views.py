@@ -12,8 +12,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_address import client_address
+from sessions_api.events import OPTIONAL_EVENTS
 from sessions_api.models import Mode
-from sessions_api.state_machine import OPTIONAL_EVENTS
 from tenants.audit import Actor
 from tenants.models import WebhookSecretFields
 from tenants.selectors import webhook_signing_secrets

@@ -8,19 +8,17 @@ secret and logged like any delivery.
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import ValidationError
 
-from sessions_api.api.rate_limit import bucket_take
-from sessions_api.api.serializers import StrictUrlField
+from core.rate_limit import bucket_take
+from sessions_api.events import OPTIONAL_EVENTS
 from sessions_api.models import Mode
-from sessions_api.state_machine import OPTIONAL_EVENTS
+from webhooks.addresses import webhook_url_problem
 from webhooks.services import TEST_EVENT, webhook_endpoint_set, webhook_events_set
 
 from . import selectors, services
 from .tenancy import current_tenant
 from .views import SECRET_MODES, _refuse_stale_form, _secret_mode, _shown_for_another_tenant, _url, actor_from
 
-_webhook_url = StrictUrlField(https_only=True, public_host=True)
 # "Send test webhook" sends a signed POST to an address the user typed: a few at once, then one a minute,
 # per tenant, so the button cannot be used to flood an address with signed requests.
 TEST_WEBHOOK_BURST = 5
@@ -36,12 +34,10 @@ def webhook_address_save(request, site):
     if _shown_for_another_tenant(request):
         return _refuse_stale_form(request, "webhooks")
     mode, url = _secret_mode(request.POST), request.POST.get("url", "").strip()
-    if url:
-        try:
-            url = _webhook_url.to_internal_value(url)
-        except ValidationError as error:
-            messages.error(request, f"The address was not saved: it {error.detail[0]}.")
-            return _back(mode)
+    problem = webhook_url_problem(url) if url else None
+    if problem is not None:
+        messages.error(request, f"The address was not saved: it {problem[1]}.")
+        return _back(mode)
     webhook_endpoint_set(tenant=current_tenant(request), actor=actor_from(request), mode=mode, url=url)
     which = SECRET_MODES[mode].lower()
     messages.success(request, f"Default address for {which}: {url}." if url else f"No default address for {which}.")

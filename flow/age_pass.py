@@ -33,7 +33,7 @@ from age_passes.services import (
     age_pass_use,
 )
 from core.client_address import client_address
-from sessions_api.api.rate_limit import bucket_take
+from core.rate_limit import bucket_take
 from sessions_api.selectors import session_get
 
 from .cookie import COOKIE_PATH, cookie_attributes_cross_site, flow_cookie_read

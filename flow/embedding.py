@@ -20,11 +20,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from sessions_api.api.rate_limit import client_session_creation_refused
 from sessions_api.client_access import (
     ClientAccessRefused,
     client_secret_for,
     client_session_create,
+    client_session_creation_refused,
     launch_code_issue,
     launch_code_redeem,
     launch_url,

@@ -6,7 +6,7 @@ from functools import wraps
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
-from sessions_api.api.problems import is_backend_outage
+from core.outages import is_backend_outage
 from sessions_api.choices import Mode, Status
 from sessions_api.selectors import SessionNotFound, session_get, session_retake_message
 

@@ -7,7 +7,7 @@ A real user uploads a handful of times per session; these limits only stop loops
 from django.conf import settings
 
 from core.client_address import client_address
-from sessions_api.api.rate_limit import bucket_take
+from core.rate_limit import bucket_take
 
 from .cookie import flow_cookie_session_id
 

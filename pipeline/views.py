@@ -13,7 +13,7 @@ from django.conf import settings
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_GET
 
-from sessions_api.api.problems import SERVICE_UNAVAILABLE_RETRY_AFTER, is_backend_outage
+from core.outages import SERVICE_UNAVAILABLE_RETRY_AFTER, is_backend_outage
 
 from .selectors import pipeline_status
 

@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.utils import timezone
 
+from core.client_address import client_address
+from core.rate_limit import BucketState, bucket_take
 from tenants.models import PublishableKey
 
 from .choices import Reason
@@ -133,3 +135,21 @@ def launch_code_redeem(code: str) -> LaunchCode | None:
 
 def launch_url(code: str) -> str:
     return f"{settings.PUBLIC_BASE_URL}/flow/launch?{urlencode({'code': code})}"
+
+
+def client_session_creation_refused(request, publishable_key_id: int) -> BucketState | None:
+    """Sessions created from browsers and apps with a publishable key (SDK mode): a token from the key's bucket
+    and from the client address's (across all keys), so one page cannot mint sessions at the partner's expense.
+    The refusing bucket's state, or None."""
+    for bucket, rate, burst in (
+        (f"pk:{publishable_key_id}", settings.CLIENT_SESSIONS_RATE_PER_KEY, settings.CLIENT_SESSIONS_BURST_PER_KEY),
+        (
+            f"pk-address:{client_address(request) or 'unknown'}",
+            settings.CLIENT_SESSIONS_RATE_PER_ADDRESS,
+            settings.CLIENT_SESSIONS_BURST_PER_ADDRESS,
+        ),
+    ):
+        state = bucket_take(bucket, rate=rate, burst=burst)
+        if state is not None and not state.allowed:
+            return state
+    return None

@@ -23,8 +23,14 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from tenants.models import Tenant
-from webhooks.models import WebhookDelivery
+from webhooks.selectors import pending_deliveries_for_subject
+from webhooks.services import (
+    subject_deliveries_delete,
+    subject_deliveries_erase,
+    subjects_with_pending_deliveries_lock,
+)
 
+from .events import EVENT_REDACTED, payload_without_personal_data, redacted_event_payload
 from .evidence import final_sessions_evidence_erase
 from .models import (
     AgeCredentialResult,
@@ -39,7 +45,7 @@ from .models import (
     Status,
     VerificationSession,
 )
-from .state_machine import EVENT_REDACTED, payload_without_personal_data, redacted_event_payload, session_event_enqueue
+from .state_machine import session_event_enqueue
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
@@ -72,26 +78,19 @@ def final_sessions_purge(*, now=None) -> int:
     return purged
 
 
-def _pending_deliveries(tenant: Tenant):
-    """The session's webhook deliveries not yet ended: purging them would drop an event never sent."""
-    return WebhookDelivery.objects.filter(
-        tenant=tenant, subject_ref=OuterRef("id"), status=WebhookDelivery.Status.PENDING
-    )
-
-
 @transaction.atomic
 def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
     ids = list(
         VerificationSession.objects.select_for_update(skip_locked=True)
         .filter(tenant=tenant, status__in=FINAL_STATUSES, finalized_at__lt=cutoff)
-        .exclude(Exists(_pending_deliveries(tenant)))
+        # A session whose webhook is not yet delivered: purging it would drop an event never sent.
+        .exclude(Exists(pending_deliveries_for_subject(tenant=tenant, subject_ref=OuterRef("id"))))
         .values_list("id", flat=True)[:BATCH_SIZE]
     )
     if not ids:
         return 0
     # The deliveries are locked too and checked again: a re-send committed since the query above keeps its session.
-    deliveries = WebhookDelivery.objects.select_for_update().filter(tenant=tenant, subject_ref__in=ids)
-    resent = {ref for ref, status in deliveries.values_list("subject_ref", "status") if status == "pending"}
+    resent = subjects_with_pending_deliveries_lock(tenant=tenant, subject_refs=ids)
     ids = [session_id for session_id in ids if session_id not in resent]
     if not ids:
         return 0
@@ -110,7 +109,7 @@ def _tenant_batch_purge(*, tenant: Tenant, cutoff) -> int:
         )
         SessionDailyCount.objects.filter(pk=counted.pk).update(count=F("count") + row["count"])
     _personal_data_erase(tenant=tenant, ids=ids, now=timezone.now())
-    WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids).delete()
+    subject_deliveries_delete(tenant=tenant, subject_refs=ids)
     VerificationSession.objects.filter(id__in=ids).delete()
     return len(ids)
 
@@ -124,12 +123,8 @@ def _personal_data_erase(*, tenant: Tenant, ids: list[str], now) -> None:
     for model in PERSONAL_DATA_MODELS:
         model.objects.filter(session_id__in=ids).delete()
     VerificationSession.objects.filter(id__in=ids).update(subject="", metadata={}, redacted_at=now)
-    deliveries = WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=ids)
-    deliveries.exclude(status=WebhookDelivery.Status.PENDING).delete()
     # An event not yet delivered is still owed to the partner: sent, but without what was erased.
-    for delivery in deliveries:
-        delivery.payload = payload_without_personal_data(delivery.payload)
-        delivery.save(update_fields=["payload"])
+    subject_deliveries_erase(tenant=tenant, subject_refs=ids, scrub=payload_without_personal_data)
 
 
 @transaction.atomic

@@ -5,7 +5,6 @@ two concurrent transitions cannot both win, a final state never changes again, a
 of the `verification.completed` webhook commits together with the final state.
 """
 
-import json
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -15,6 +14,14 @@ from django.utils import timezone
 from webhooks.selectors import default_notification_url
 from webhooks.services import delivery_enqueue
 
+from .events import (
+    EVENT_COMPLETED,
+    EVENT_REQUIRES_INPUT,
+    EVENT_STARTED,
+    completed_event_payload,
+    requires_input_event_payload,
+    started_event_payload,
+)
 from .models import (
     AgeCredentialResult,
     AgeEstimationResult,
@@ -27,7 +34,6 @@ from .models import (
     Step,
     VerificationSession,
 )
-from .timestamps import iso_ms
 
 OPEN_STATUSES = (Status.INITIATED, Status.PROCESSING, Status.REQUIRES_DOC)
 FINAL_STATUSES = (Status.APPROVED, Status.DENIED)
@@ -49,18 +55,8 @@ APPROVED_REASONS = (Reason.AGE_ESTIMATION, Reason.DOCUMENT, Reason.DIGITAL_ID, R
 # The step a session waiting in this status is on (in `processing` it keeps the step being analysed).
 STEP_OF_STATUS = {Status.INITIATED: Step.SELFIE, Status.REQUIRES_DOC: Step.DOCUMENT}
 ATTEMPT_COUNTER = {Step.SELFIE: "selfie_attempts", Step.DOCUMENT: "document_attempts"}
-EVENT_COMPLETED = "verification.completed"
 # The cause recorded when the partner cancels through POST /v1/sessions/{id}/cancel (not the user).
 CANCELLED_THROUGH_API = "cancelled by the partner through the API"
-EVENT_REDACTED = "verification.redacted"
-EVENT_STARTED = "verification.started"
-EVENT_REQUIRES_INPUT = "verification.requires_input"
-# Sent only to a tenant that opted in, per mode (dashboard, Webhooks): event -> what it tells.
-OPTIONAL_EVENTS = {
-    EVENT_STARTED: "the user opened the flow (once per session)",
-    EVENT_REQUIRES_INPUT: "the user is asked for a document, or to retake a selfie",
-    EVENT_REDACTED: "a session's personal data was erased (POST /v1/sessions/{id}/redact)",
-}
 
 
 class TransitionNotAllowed(Exception):
@@ -160,7 +156,7 @@ def session_opened(session: VerificationSession) -> bool:
     if not VerificationSession.objects.filter(pk=session.pk, opened_at__isnull=True).update(opened_at=now):
         return False
     session.opened_at = now
-    session_event_enqueue(session, EVENT_STARTED, _event_payload(EVENT_STARTED, now, session))
+    session_event_enqueue(session, EVENT_STARTED, started_event_payload(session, now))
     return True
 
 
@@ -183,72 +179,6 @@ def _store_results(session: VerificationSession, results: Results) -> None:
         AgeCredentialResult.objects.update_or_create(session=session, defaults=results.age_credential)
     if results.age_pass is not None:
         AgePassResult.objects.update_or_create(session=session, defaults=results.age_pass)
-
-
-def completed_event_payload(session: VerificationSession) -> bytes:
-    """The spec's section 6 payload plus `mode` (the contract's addition) and the partner's `metadata` (issue 29);
-    signed and re-sent unchanged."""
-    body = {
-        "event": EVENT_COMPLETED,
-        "timestamp": iso_ms(session.finalized_at),
-        "data": {
-            "sessionId": session.id,
-            "subject": session.subject,
-            "status": session.status,
-            "ageLimit": session.age_limit,
-            "mode": session.mode,
-            "metadata": session.metadata or {},
-        },
-    }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _session_data(session: VerificationSession) -> dict:
-    return {
-        "sessionId": session.id,
-        "subject": session.subject,
-        "status": session.status,
-        "ageLimit": session.age_limit,
-        "mode": session.mode,
-        "metadata": session.metadata or {},
-    }
-
-
-def _event_payload(event: str, at, session: VerificationSession, **extra) -> bytes:
-    body = {"event": event, "timestamp": iso_ms(at), "data": {**_session_data(session), **extra}}
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def payload_without_personal_data(payload: str) -> str:
-    """A queued event's body with its session's subject and metadata erased (a redaction), as it is sent."""
-    body = json.loads(payload)
-    data = body.get("data", {})
-    if "subject" in data:
-        data["subject"] = ""
-    if "metadata" in data:
-        data["metadata"] = {}
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-
-
-def requires_input_event_payload(session: VerificationSession) -> bytes:
-    """`verification.requires_input`: `input` is `document` (the document step) or `selfie` (a retake)."""
-    return _event_payload(EVENT_REQUIRES_INPUT, session.updated_at, session, input=session.step)
-
-
-def redacted_event_payload(session: VerificationSession) -> bytes:
-    """`verification.redacted`: the session's personal data is erased; its status and times stay."""
-    body = {
-        "event": EVENT_REDACTED,
-        "timestamp": iso_ms(session.redacted_at),
-        "data": {
-            "sessionId": session.id,
-            "status": session.status,
-            "ageLimit": session.age_limit,
-            "mode": session.mode,
-            "metadata": session.metadata or {},
-        },
-    }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def event_opted_in(session: VerificationSession, event_type: str) -> bool:

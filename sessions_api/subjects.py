@@ -6,19 +6,12 @@ characters: bidi overrides and isolates (U+202A-202E, U+2066-2069) and zero-widt
 U+2060, U+FEFF) make a subject display as something it is not, in the dashboard and in a partner's tools.
 """
 
-import unicodedata
+from core.text import has_unstorable_characters
 
 SUBJECT_MAX_LENGTH = 255
 MESSAGE_NOT_A_STRING = "must be a string"
 MESSAGE_LENGTH = f"must be 1 to {SUBJECT_MAX_LENGTH} characters long"
 MESSAGE_CHARACTERS = "must not contain control, invisible or bidi characters"
-
-
-def has_unstorable_characters(text: str) -> bool:
-    """Control, surrogate or invisible format characters anywhere in `text`."""
-    if text.isascii() and text.isprintable():
-        return False  # the usual case, decided in C: ASCII's only such characters are its controls
-    return any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in text)
 
 
 def text_problem(value, *, max_length: int) -> tuple[str, str] | None:

@@ -3,7 +3,7 @@ the first 12 are the public, indexed prefix; only the key's SHA-256 is stored.
 
 Also the name of the Redis value that every change to a key or a tenant replaces (the API key cache's
 generation): written by tenants.services, read back by the cache (tenants.selectors) and by the rate
-limiter's single Redis round trip on every request (sessions_api.api.rate_limit).
+limiter's single Redis round trip on every request (core.rate_limit, asked by sessions_api.api.throttle).
 """
 
 import hashlib

@@ -1,11 +1,10 @@
-"""Reads on webhooks: deliveries and attempt logs, a delivery's tenant (workers), whether a target host is allowed."""
+"""Reads on webhooks: deliveries and attempt logs, the pending ones about a subject, a delivery's tenant (workers)."""
 
 from django.db.models import QuerySet
 
 from core.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
-from .egress import host_is_forbidden
 from .models import WebhookDelivery, WebhookEndpoint
 
 
@@ -19,19 +18,16 @@ def deliveries_for_subject(*, tenant: Tenant, subject_ref: str) -> QuerySet[Webh
     return deliveries_for_tenant(tenant=tenant).filter(subject_ref=subject_ref)
 
 
+def pending_deliveries_for_subject(*, tenant: Tenant, subject_ref) -> QuerySet[WebhookDelivery]:
+    """The deliveries about one thing not yet ended; `subject_ref` may be an OuterRef (an Exists() subquery)."""
+    return WebhookDelivery.objects.filter(tenant=tenant, subject_ref=subject_ref, status=WebhookDelivery.Status.PENDING)
+
+
 def delivery_get(*, tenant: Tenant, delivery_id: str) -> WebhookDelivery | None:
     """One delivery of this tenant, or None (another tenant's id, or no id at all, reads as unknown)."""
     if not is_prefixed_ulid(delivery_id, "msg"):
         return None
     return deliveries_for_tenant(tenant=tenant).filter(pk=delivery_id).first()
-
-
-def webhook_host_is_forbidden(host: str) -> bool:
-    """Whether a webhook URL's host is plainly not public, for validating it when a partner gives it.
-
-    The door for other apps to webhooks.egress; each delivery resolves and checks the host again.
-    """
-    return host_is_forbidden(host)
 
 
 def delivery_tenant_id(delivery_id: str) -> str | None:

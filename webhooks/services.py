@@ -1,10 +1,12 @@
 """Writes on webhooks: enqueue an event (the outbox), re-send a delivery, the sweep that re-queues due ones,
-a tenant's default notification addresses, its optional events and the test event.
+a tenant's default notification addresses, its optional events, the test event, and the erasure of a
+subject's deliveries.
 
 What a person or a command asks for (a re-send, an address, the events, a test) takes an `actor` and is
 recorded in the tenant's audit log in the same transaction; what the service does by itself is not."""
 
 import json
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 import redis
@@ -215,3 +217,27 @@ def webhook_test_send(
         extra={"mode": mode, "url": url},
     )
     return delivery
+
+
+def subjects_with_pending_deliveries_lock(*, tenant: Tenant, subject_refs: Iterable[str]) -> set[str]:
+    """Lock the deliveries about these subjects (in the caller's transaction); the subjects with one still pending.
+
+    A delivery re-sent since the caller last looked is found here, locked, so its subject is kept until it ends.
+    """
+    deliveries = WebhookDelivery.objects.select_for_update().filter(tenant=tenant, subject_ref__in=subject_refs)
+    return {ref for ref, status in deliveries.values_list("subject_ref", "status") if status == "pending"}
+
+
+def subject_deliveries_erase(*, tenant: Tenant, subject_refs: Iterable[str], scrub: Callable[[str], str]) -> None:
+    """Erase what the deliveries about these subjects hold (a redaction, the retention purge), in the caller's
+    transaction: ended deliveries are deleted; a pending one is still owed, and is sent as `scrub` rewrites it."""
+    deliveries = WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=subject_refs)
+    deliveries.exclude(status=WebhookDelivery.Status.PENDING).delete()
+    for delivery in deliveries:
+        delivery.payload = scrub(delivery.payload)
+        delivery.save(update_fields=["payload"])
+
+
+def subject_deliveries_delete(*, tenant: Tenant, subject_refs: Iterable[str]) -> None:
+    """Delete every delivery about these subjects, with their attempts (the subjects themselves are deleted)."""
+    WebhookDelivery.objects.filter(tenant=tenant, subject_ref__in=subject_refs).delete()

@@ -3,14 +3,15 @@
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 
+from core.client_address import client_address
+from core.rate_limit import BucketState, bucket_take
 from tenants.models import ApiKey, Tenant
 from tenants.selectors import ResolvedKey, api_key_confirm, api_key_resolve, api_key_resolve_cached
 from tenants.services import api_key_touch
-
-from .rate_limit import unauthenticated_request_refused
 
 _KEY_CHARACTERS = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
@@ -29,6 +30,17 @@ class ApiClient:
     @property
     def is_authenticated(self) -> bool:
         return True
+
+
+def unauthenticated_request_refused(request) -> BucketState | None:
+    """Take a token from the client address's bucket for a request without a valid key; its state if refused.
+
+    Guessing keys or flooding 401s costs the caller, not the service."""
+    address = client_address(request) or "unknown"
+    state = bucket_take(
+        f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND, burst=settings.API_UNAUTHENTICATED_BURST
+    )
+    return state if state is not None and not state.allowed else None
 
 
 def _refuse_if_over_limit(request) -> None:

@@ -23,15 +23,16 @@ from ..client_access import (
     ClientAccessRefused,
     client_secret_for,
     client_session_create,
+    client_session_creation_refused,
     launch_code_issue,
     launch_url,
     session_for_client_secret,
     session_open_for_client,
 )
 from ..timestamps import iso_ms
+from .authentication import unauthenticated_request_refused
 from .problems import ApiProblem
-from .rate_limit import client_session_creation_refused, unauthenticated_request_refused
-from .serializers import SUBJECT_MAX_LENGTH, StrictStringField
+from .serializers.fields import SUBJECT_MAX_LENGTH, StrictStringField
 from .views import ApiContentNegotiation, problems, require_json_body
 
 CLIENT_HEADERS = "Authorization, Content-Type"

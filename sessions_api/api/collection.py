@@ -21,7 +21,8 @@ from ..retention import SessionNotFinal, session_redact
 from ..selectors import SessionNotFound, session_get, sessions_list_for_tenant
 from ..state_machine import CANCELLED_THROUGH_API, OPEN_STATUSES, TransitionNotAllowed, session_cancel
 from .problems import ApiProblem
-from .serializers import SessionReadResponseSerializer, session_read_representation
+from .serializers.outputs import SessionReadResponseSerializer
+from .serializers.representations import session_read_representation
 from .views import ApiView, SessionCreateApi, problems, response_headers, session_not_found
 
 LIST_LIMIT_DEFAULT = 20

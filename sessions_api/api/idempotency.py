@@ -23,12 +23,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.response import Response
 
+from core.outages import is_backend_outage
 from core.redis_client import redis_request_client
 from tenants.models import Tenant
 
 from ..models import IdempotencyRecord
 from ..sealing import SealBroken, is_sealed, seal, unseal
-from .problems import ApiProblem, is_backend_outage
+from .problems import ApiProblem
 
 HEADER = "Idempotency-Key"
 META_KEY = "HTTP_IDEMPOTENCY_KEY"  # the header as request.META holds it: a plain dict lookup on the hot path

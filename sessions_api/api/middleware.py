@@ -8,8 +8,9 @@ from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 
 from core.identifiers import prefixed_ulid
+from core.outages import is_backend_outage
 
-from .problems import internal_error, is_backend_outage, problem_response, service_unavailable
+from .problems import internal_error, problem_response, service_unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -3,9 +3,10 @@
 import logging
 import math
 
-from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
+
+from core.outages import SERVICE_UNAVAILABLE_RETRY_AFTER, is_backend_outage
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,6 @@ TITLES = {
     "client_sessions_disabled": "Client sessions disabled",
     "return_url_not_registered": "Return URL not registered",
 }
-SERVICE_UNAVAILABLE_RETRY_AFTER = 5
 
 
 class ApiProblem(exceptions.APIException):
@@ -101,13 +101,6 @@ def internal_error(request) -> JsonResponse:
         code="internal_error",
         detail="An unexpected error occurred. It has been logged; quote the requestId to support.",
     )
-
-
-def is_backend_outage(exc: BaseException) -> bool:
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        return True
-    # psycopg raises these below Django's wrappers when the server goes away mid-query.
-    return isinstance(exc, DatabaseError) and "connection" in str(exc).lower()
 
 
 def _field_errors(detail, prefix: str = "") -> list[dict]:

@@ -12,7 +12,8 @@ from ..sandbox import REASONS_OF_TARGET, TARGETS, NotASandboxSession, sandbox_ad
 from ..selectors import SessionNotFound, session_get
 from ..state_machine import TransitionNotAllowed
 from .problems import ApiProblem
-from .serializers import SessionReadResponseSerializer, session_read_representation
+from .serializers.outputs import SessionReadResponseSerializer
+from .serializers.representations import session_read_representation
 from .views import ApiView, problems, require_json_body, response_headers, session_not_found
 
 

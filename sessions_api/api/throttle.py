@@ -3,9 +3,14 @@
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
+from core.rate_limit import PendingTake
+from tenants.api_keys import API_KEYS_GENERATION_KEY
+
 from .authentication import api_key_confirm_current
 from .idempotency import META_KEY as IDEMPOTENCY_META_KEY
-from .rate_limit import READ_ONLY_METHODS, PendingTake
+
+# Requests without side effects: their rate-limit round trip overlaps the view's own database read.
+READ_ONLY_METHODS = ("GET", "HEAD")
 
 
 class ApiKeyRateThrottle(BaseThrottle):
@@ -18,7 +23,9 @@ class ApiKeyRateThrottle(BaseThrottle):
         tenant = api_key.tenant
         rate = tenant.rate_limit_per_second or settings.API_RATE_LIMIT_PER_SECOND
         burst = tenant.rate_limit_burst or max(settings.API_RATE_LIMIT_BURST, rate)
-        pending = PendingTake(f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst)
+        pending = PendingTake(
+            f"tenant:{tenant.pk}:{api_key.mode}", rate=rate, burst=burst, generation_key=API_KEYS_GENERATION_KEY
+        )
         if request.method in READ_ONLY_METHODS or (
             getattr(view, "rate_limit_decided_before_writing", False) and IDEMPOTENCY_META_KEY not in request.META
         ):

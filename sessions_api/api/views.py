@@ -15,15 +15,10 @@ from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, idempotent
 from .lean import json_answer, lean_acceptable, lean_dispatch, lean_view_check
 from .problems import PROBLEM_CONTENT_TYPE, ApiProblem
-from .serializers import (
-    ProblemSerializer,
-    SessionCreateInputSerializer,
-    SessionCreateResponseSerializer,
-    SessionReadResponseSerializer,
-    session_created_representation,
-    session_read_representation,
-    validated_input,
-)
+from .serializers.inputs import SessionCreateInputSerializer
+from .serializers.outputs import ProblemSerializer, SessionCreateResponseSerializer, SessionReadResponseSerializer
+from .serializers.representations import session_created_representation, session_read_representation
+from .serializers.validation import validated_input
 from .throttle import ApiKeyRateThrottle
 
 

@@ -6,7 +6,18 @@ the headers are what a receiver verifies.
 
 from drf_spectacular.utils import OpenApiWebhook
 
+from webhooks.services import TEST_EVENT
+
 from ..choices import Mode, Status
+from ..events import (
+    EVENT_COMPLETED,
+    EVENT_DATA_FIELDS,
+    EVENT_REDACTED,
+    EVENT_REQUIRES_INPUT,
+    EVENT_STARTED,
+    EXAMPLE_TIMESTAMP,
+    event_example,
+)
 
 _STRING = {"type": "string"}
 _MODE = {
@@ -23,7 +34,7 @@ _METADATA = {
 _TIMESTAMP = {
     "type": "string",
     "format": "date-time",
-    "example": "2026-11-22T10:15:30.123Z",
+    "example": EXAMPLE_TIMESTAMP,
     "description": "When the event happened (UTC, milliseconds).",
 }
 
@@ -76,40 +87,11 @@ _ANSWERS = {
 }
 
 
-_EXAMPLE_SESSION = {
-    "sessionId": "ses_01K8ZJ3Q4T9V2N6XH5C7WYRB3D",
-    "subject": "user_8412",
-    "ageLimit": 18,
-    "mode": "test",
-    "metadata": {"orderId": "A-1042"},
-}
-# Each event's documented example body. The dashboard sends the same, as a sample, from its Webhooks page:
-# the example session exists nowhere (its GET answers 404), so a receiver can be tried without a real user.
-EXAMPLE_DATA = {
-    "verification.completed": {**_EXAMPLE_SESSION, "status": Status.APPROVED.value},
-    "verification.started": {**_EXAMPLE_SESSION, "status": Status.INITIATED.value},
-    "verification.requires_input": {**_EXAMPLE_SESSION, "status": Status.REQUIRES_DOC.value, "input": "document"},
-    "verification.redacted": {
-        "sessionId": _EXAMPLE_SESSION["sessionId"],
-        "status": Status.APPROVED.value,
-        "ageLimit": 18,
-        "mode": "test",
-        "metadata": {},
-    },
-    "webhook.test": {
-        "test": True,
-        "mode": "test",
-        "message": "A test event sent from the AgeVerify dashboard. It is about no session.",
-    },
-}
-
-
-def event_example(name: str, *, mode: str = "test", timestamp: str = _TIMESTAMP["example"]) -> dict:
-    """The documented example of event `name`, for `mode` and at `timestamp` (the OpenAPI `example` as is)."""
-    return {"event": name, "timestamp": timestamp, "data": {**EXAMPLE_DATA[name], "mode": mode}}
-
-
 def _event(name: str, summary: str, description: str, data: dict) -> OpenApiWebhook:
+    # The properties documented are the fields the event is built with (sessions_api.events), in their order.
+    if set(data) != set(EVENT_DATA_FIELDS[name]):
+        raise ValueError(f"{name}: documented {sorted(data)}, sent {sorted(EVENT_DATA_FIELDS[name])}")
+    data = {field: data[field] for field in EVENT_DATA_FIELDS[name]}
     body = {
         "type": "object",
         "required": ["event", "timestamp", "data"],
@@ -133,7 +115,7 @@ def _event(name: str, summary: str, description: str, data: dict) -> OpenApiWebh
 
 
 verification_completed = _event(
-    "verification.completed",
+    EVENT_COMPLETED,
     "A session is final (approved or denied)",
     "Sent to the session's `notification_url`, or else to the tenant's default address for the session's mode "
     "(dashboard, Webhooks), when webhook sending is enabled for the tenant. Confirm with "
@@ -162,7 +144,7 @@ _OPT_IN = (
 )
 
 verification_started = _event(
-    "verification.started",
+    EVENT_STARTED,
     "The user opened the flow (opt-in)",
     "Sent once per session, the first time its user opens the hosted flow (web link, SDK or app launch); a reload "
     "or a second tab sends nothing more. Use it to tell a user who never started from one who stalled." + _OPT_IN,
@@ -170,7 +152,7 @@ verification_started = _event(
 )
 
 verification_requires_input = _event(
-    "verification.requires_input",
+    EVENT_REQUIRES_INPUT,
     "The user is asked for more (opt-in)",
     "Sent each time the session is sent back to a step: `input` is `document` when the user must show an ID "
     "document, `selfie` when a selfie must be retaken." + _OPT_IN,
@@ -178,7 +160,7 @@ verification_requires_input = _event(
 )
 
 verification_redacted = _event(
-    "verification.redacted",
+    EVENT_REDACTED,
     "A session's personal data was erased (opt-in)",
     "Sent when a final session is redacted (`POST /v1/sessions/{sessionId}/redact`), once, to the same address as "
     "`verification.completed`, only if the tenant opted into this event for the session's mode. Erase your own "
@@ -193,7 +175,7 @@ verification_redacted = _event(
 )
 
 test_event = _event(
-    "webhook.test",
+    TEST_EVENT,
     "A test event (dashboard: Send test webhook)",
     "Sent when tenant staff press \"Send test webhook\" on the dashboard's Webhooks page, to that mode's default "
     "address and signed with that mode's secret, to check a receiver. It is about no session: acknowledge it and "

@@ -84,21 +84,34 @@ def test_send_test_webhook_sends_a_signed_marked_test_event_whose_attempt_is_log
     ]
 
 
-@pytest.mark.parametrize(
-    "url, why",
-    [
-        ("http://partner.example/hooks", "must use https"),
-        ("https://user:pw@partner.example/hooks", "must not contain a user name or password"),
-        ("https://10.0.0.5/hooks", "must point to a public host"),
-        ("not a url", "must be an absolute http or https URL"),
-    ],
-)
+# Addresses a webhook could never be sent to, and why (webhooks.addresses, the one rule of both doors).
+REFUSED_ADDRESSES = [
+    ("http://partner.example/hooks", "must use https"),
+    ("https://user:pw@partner.example/hooks", "must not contain a user name or password"),
+    ("https://10.0.0.5/hooks", "must point to a public host"),
+    ("not a url", "must be an absolute http or https URL"),
+    ("https://partner.example:70000/hooks", "must have a port between 1 and 65535"),
+]
+
+
+@pytest.mark.parametrize("url, why", REFUSED_ADDRESSES)
 def test_an_address_the_sender_could_not_use_is_refused_and_nothing_is_saved(dashboard, onboarded, url, why):
     page = save_address(dashboard, "live", url).content.decode()
 
     assert f"The address was not saved: it {why}." in page
     assert 'value="https://' not in page.split('id="webhook-url-live"')[1].split(">")[0]
     assert not AuditLogEntry.objects.exclude(actor_label=SETUP.label).exists()
+
+
+@pytest.mark.parametrize("url, why", REFUSED_ADDRESSES)
+def test_the_api_refuses_a_notification_url_for_the_reason_the_dashboard_gives(dashboard, onboarded, url, why):
+    body = {"subject": "user-42", "age_limit": 18, "notification_url": url}
+    answer = ApiClient(onboarded.live_key).post("/v1/sessions", body)
+    page = save_address(dashboard, "live", url).content.decode()
+
+    assert answer.status_code == 400
+    assert [(error["field"], error["message"]) for error in answer.json()["errors"]] == [("notification_url", why)]
+    assert f"The address was not saved: it {why}." in page
 
 
 def test_an_address_can_be_removed_and_then_no_test_can_be_sent(dashboard, onboarded):

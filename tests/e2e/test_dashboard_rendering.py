@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from sessions_api.state_machine import OPTIONAL_EVENTS
+from sessions_api.events import OPTIONAL_EVENTS
 from tenants.services import api_key_touch, membership_add, publishable_key_generate
 from tests.factories import SETUP, UserFactory, delivery_with_attempt, finished_session
 

@@ -97,7 +97,7 @@ def test_upload_posts_are_limited_per_client_address_across_sessions(api, settin
 
 
 def test_the_limits_fail_open_when_redis_is_unreachable(live_visitor, settings):
-    from sessions_api.api import rate_limit
+    from core import rate_limit
 
     settings.FLOW_UPLOAD_BURST_PER_SESSION = 1
     rate_limit._redis_client.cache_clear()

@@ -6,7 +6,7 @@ import pytest
 import redis
 from django.conf import settings as django_settings
 
-from sessions_api.api import rate_limit
+from core import rate_limit
 from sessions_api.models import VerificationSession, new_session_id
 from tests.factories import SETUP, ApiKeyFactory
 from tests.support.api_client import ApiClient

@@ -228,7 +228,7 @@ def test_api_answers_tell_caches_not_to_store_them(api):
     assert all(answer["Cache-Control"] == "no-store" for answer in answers)
 
 
-def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statistics(api, onboarded):
+def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statistics(api, onboarded, postgresql_planner):
     # PostgreSQL plans with the statistics of the last ANALYZE: a tenant that had no sessions then is
     # "one row", and a read filtered on id and tenant was planned on the tenant's index, scanning every
     # session the tenant made since (10 ms a read at 25,000 sessions in bench/api.py). Whatever the
@@ -261,7 +261,9 @@ def test_a_session_is_read_by_its_id_even_when_its_tenant_grew_since_the_statist
         assert "tenant" not in scan and "Index" in scan, plan
 
 
-def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_sessions(api, onboarded):
+def test_a_tenants_session_list_is_read_from_the_tenants_index_among_many_other_sessions(
+    api, onboarded, postgresql_planner
+):
     # Creating a session is the API's busiest write, so the sessions table keeps only the indexes queries
     # use: a tenant's list (newest first) reads session_tenant_created_idx, not every tenant's sessions.
     other = tenant_create(name="Busy Co", actor=SETUP).tenant

@@ -3,14 +3,17 @@
 from datetime import date
 
 import pytest
+from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from sessions_api.models import DocumentResult, LivenessResult, SessionEvent, VerificationSession
 from sessions_api.retention import PERSONAL_DATA_MODELS
 from sessions_api.state_machine import Results, session_transition
 from tests.support.assertions import assert_problem
+from tests.support.receiver import Reply
 from tests.support.waiting import wait_until
 from tests.support.webhooks import finalize_with_webhook
+from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 
 PERSONAL = "holder-4711"
@@ -124,6 +127,30 @@ def test_an_opted_in_tenant_gets_one_signed_redacted_event_and_the_past_delivery
     # The completed event's stored copy (subject, metadata) is gone; the redacted event is the one row left.
     assert list(deliveries.values_list("event_type", flat=True)) == ["verification.redacted"]
     assert PERSONAL not in deliveries.get().payload
+
+
+def test_a_completed_event_still_owed_is_sent_without_what_the_redaction_erased(api, onboarded, receiver):
+    session_id = _approved_by_document(api, notification_url=receiver.url())
+    delivery = WebhookDelivery.objects.get(subject_ref=session_id)
+    receiver.script(Reply(status=500), Reply(status=200))
+    assert webhook_delivery_attempt(delivery_id=delivery.pk).status_code == 500  # pending: a retry is due
+
+    assert api.post(f"/v1/sessions/{session_id}/redact").status_code == 200
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+    webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    first, retried = receiver.received
+    sent = Webhook(onboarded.tenant.webhook_secret).verify(retried.body, retried.headers)
+    assert PERSONAL.encode() in first.body
+    assert sent["event"] == "verification.completed" and retried.headers["webhook-id"] == delivery.pk
+    assert sent["data"] == {
+        "sessionId": session_id,
+        "subject": "",
+        "status": "approved",
+        "ageLimit": 18,
+        "mode": "live",
+        "metadata": {},
+    }
 
 
 def test_a_tenant_that_did_not_opt_in_gets_no_redacted_event(api, onboarded, settings):

@@ -5,14 +5,9 @@ import threading
 import pytest
 from django.db import connection
 
+from sessions_api.events import completed_event_payload
 from sessions_api.models import SessionEvent, VerificationSession
-from sessions_api.state_machine import (
-    TransitionNotAllowed,
-    completed_event_payload,
-    session_cancel,
-    session_expire_if_due,
-    session_transition,
-)
+from sessions_api.state_machine import TransitionNotAllowed, session_cancel, session_expire_if_due, session_transition
 from tests.factories import TenantFactory, VerificationSessionFactory, session_past_expiry
 from webhooks.models import WebhookDelivery
 

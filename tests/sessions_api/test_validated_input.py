@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from rest_framework.exceptions import ValidationError
 
-from sessions_api.api.serializers import SessionCreateInputSerializer, validated_input
+from sessions_api.api.serializers.inputs import SessionCreateInputSerializer
+from sessions_api.api.serializers.validation import validated_input
 from tests.support.api_bodies import bodies
 
 

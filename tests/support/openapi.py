@@ -2,7 +2,7 @@
 generated client would read it.
 
 The document is generated from the API's serializers (the one declaration of each answer's fields); the
-API builds its hot answers by hand (sessions_api/api/serializers.py), and this is what holds the two
+API builds its hot answers by hand (sessions_api/api/serializers/representations.py), and this is what holds the two
 together: tests/conftest.py passes every response of Django's test client under /v1/ through
 `assert_matches_openapi`. The check is strict: an object may hold no property it does not declare
 (and must hold those it declares required, as the serializers' fields are), so a field added or

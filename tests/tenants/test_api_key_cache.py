@@ -10,7 +10,7 @@ from unittest import mock
 
 from django.utils import timezone
 
-from sessions_api.api import rate_limit
+from core import rate_limit
 from sessions_api.models import new_session_id
 from tenants.models import ApiKey
 from tenants.services import api_key_revoke

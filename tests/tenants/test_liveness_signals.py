@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from checks.liveness import SIGNALS
-from sessions_api.api.serializers import LivenessOutputSerializer
+from sessions_api.api.serializers.outputs import LivenessOutputSerializer
 from tenants.models import LIVENESS_SIGNALS, Tenant
 
 

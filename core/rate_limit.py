@@ -1,15 +1,14 @@
-"""Token buckets for the API (CONTRACT 2): one per tenant and mode, one per client address for failed keys.
+"""Token buckets, for every app: the partner API (CONTRACT 2), the flow's uploads, the dashboard's buttons.
 
-Redis holds them when configured, process memory otherwise. All of a tenant's keys of one mode share
-a bucket, so generating keys does not multiply the limit; sandbox calls have their own, so a test
-loop cannot starve live traffic. Requests without a valid key are limited per client address,
-so guessing keys or flooding 401s costs the caller, not the service.
+Redis holds them when configured, process memory otherwise. A caller names its bucket (`tenant:7:live`,
+`invite:7`, ...) and its rate and burst; what the buckets are for is decided by the callers (the API's in
+sessions_api.api.throttle and .authentication, SDK sessions in sessions_api.client_access).
 
 Headers: `RateLimit-Limit` is the bucket size (burst), `RateLimit-Remaining` the whole tokens left,
 `RateLimit-Reset` the seconds until the bucket is full again. If Redis cannot be reached the limiter
 fails open (logged): rate limiting protects the service, it must not take the API down with it.
-The same Redis round trip reads the API key generation, which confirms a key served from the
-authentication cache (tenants.selectors).
+A caller may name a generation key: the same Redis round trip reads it (and sets it to a new value if it
+is missing), which is how the API confirms a key served from the authentication cache (tenants.selectors).
 """
 
 import logging
@@ -22,10 +21,8 @@ import redis
 from django.conf import settings
 from redis.commands.core import Script
 
-from core.client_address import client_address
-from core.redis_client import redis_request_client as _redis_client
-from core.redis_outage import redis_failure_note, redis_recently_failed
-from tenants.api_keys import API_KEYS_GENERATION_KEY
+from .redis_client import redis_request_client as _redis_client
+from .redis_outage import redis_failure_note, redis_recently_failed
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +42,14 @@ if tokens >= 1 then
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
-local generation = redis.call('GET', KEYS[2])
-if not generation then
-  -- A new value after a flush or a restart, so no process keeps trusting keys it cached before.
-  generation = 'start-' .. now_parts[1] .. '.' .. now_parts[2]
-  redis.call('SET', KEYS[2], generation)
+local generation = false
+if KEYS[2] then
+  generation = redis.call('GET', KEYS[2])
+  if not generation then
+    -- A new value after a flush or a restart, so no process keeps trusting keys it cached before.
+    generation = 'start-' .. now_parts[1] .. '.' .. now_parts[2]
+    redis.call('SET', KEYS[2], generation)
+  end
 end
 return {allowed, tostring(tokens), generation}
 """
@@ -61,7 +61,7 @@ class BucketState:
     tokens: float
     rate: float
     burst: int
-    generation: str | None = None  # the API key generation, read in the same round trip
+    generation: str | None = None  # the caller's generation key's value, read in the same round trip
 
     @property
     def retry_after(self) -> int:
@@ -97,21 +97,19 @@ class _MemoryBuckets:
 
 
 _memory = _MemoryBuckets()
-# Requests without side effects: their rate-limit round trip overlaps the view's own database read.
-READ_ONLY_METHODS = ("GET", "HEAD")
 
 
 class PendingTake:
     """A token taken from the bucket, its answer still on the wire: `finish` reads it (once).
 
-    A read-only request sends the take first and reads the answer after its own database read, so
-    the two round trips overlap instead of adding up; its answer is replaced (429, 401, 403) if the
-    take says so. Each thread keeps one connection of its own for this (no pool to check out of and
-    back into on every request); it is closed whenever an answer might still be unread on it.
+    The API sends the take of a read-only request first and reads the answer after its own database
+    read, so the two round trips overlap instead of adding up (sessions_api.api.throttle). Each thread
+    keeps one connection of its own for this (no pool to check out of and back into on every request);
+    it is closed whenever an answer might still be unread on it.
     """
 
-    def __init__(self, key: str, *, rate: float, burst: int):
-        self._key, self._rate, self._burst = key, rate, burst
+    def __init__(self, key: str, *, rate: float, burst: int, generation_key: str | None = None):
+        self._key, self._rate, self._burst, self._generation_key = key, rate, burst, generation_key
         self._connection = None
         self._state: BucketState | None = None
         self._done = False
@@ -123,7 +121,8 @@ class PendingTake:
             return
         try:
             self._connection = _thread_connection()
-            self._connection.send_packed_command(_packed_take(self._connection, key, rate, burst), check_health=False)
+            packed = _packed_take(self._connection, key, rate, burst, generation_key)
+            self._connection.send_packed_command(packed, check_health=False)
         except redis.ConnectionError:  # closed by Redis since its last use (a restart): `finish` takes anew
             self._drop()
         except redis.RedisError as error:
@@ -131,7 +130,9 @@ class PendingTake:
             self._fail_open(error)
 
     def _keys(self) -> list[str]:
-        return [f"ratelimit:{self._key}", API_KEYS_GENERATION_KEY]
+        if self._generation_key is None:
+            return [f"ratelimit:{self._key}"]
+        return [f"ratelimit:{self._key}", self._generation_key]
 
     def _fail_open(self, error: Exception) -> None:
         redis_failure_note()
@@ -175,7 +176,7 @@ class PendingTake:
             tokens=float(tokens),
             rate=self._rate,
             burst=self._burst,
-            generation=generation.decode(),
+            generation=None if generation is None else generation.decode(),
         )
         return self._state
 
@@ -212,16 +213,15 @@ _PACKED_MAX_ENTRIES = 10_000
 _packed: dict[tuple, list[bytes]] = {}
 
 
-def _packed_take(connection, key: str, rate: float, burst: int) -> list[bytes]:
+def _packed_take(connection, key: str, rate: float, burst: int, generation_key: str | None) -> list[bytes]:
     """The EVALSHA command as sent on the wire, packed once per bucket and limits (they rarely change)."""
-    packed = _packed.get((key, rate, burst))
+    packed = _packed.get((key, rate, burst, generation_key))
     if packed is None:
         if len(_packed) >= _PACKED_MAX_ENTRIES:
             _packed.clear()
-        packed = connection.pack_command(
-            "EVALSHA", _bucket_script.sha, 2, f"ratelimit:{key}", API_KEYS_GENERATION_KEY, rate, burst
-        )
-        _packed[(key, rate, burst)] = packed
+        keys = [f"ratelimit:{key}"] if generation_key is None else [f"ratelimit:{key}", generation_key]
+        packed = connection.pack_command("EVALSHA", _bucket_script.sha, len(keys), *keys, rate, burst)
+        _packed[(key, rate, burst, generation_key)] = packed
     return packed
 
 
@@ -235,30 +235,3 @@ def _memory_take(key: str, rate: float, burst: int) -> BucketState:
 def bucket_take(key: str, *, rate: float, burst: int) -> BucketState | None:
     """Take one token; None when the store is unreachable (the caller lets the request through)."""
     return PendingTake(key, rate=rate, burst=burst).finish()
-
-
-def unauthenticated_request_refused(request) -> BucketState | None:
-    """Take a token from the client address's bucket for a request without a valid key; its state if refused."""
-    address = client_address(request) or "unknown"
-    state = bucket_take(
-        f"nokey:{address}", rate=settings.API_UNAUTHENTICATED_RATE_PER_SECOND, burst=settings.API_UNAUTHENTICATED_BURST
-    )
-    return state if state is not None and not state.allowed else None
-
-
-def client_session_creation_refused(request, publishable_key_id: int) -> BucketState | None:
-    """Sessions created from browsers and apps with a publishable key (SDK mode): a token from the key's bucket
-    and from the client address's (across all keys), so one page cannot mint sessions at the partner's expense.
-    The refusing bucket's state, or None."""
-    for bucket, rate, burst in (
-        (f"pk:{publishable_key_id}", settings.CLIENT_SESSIONS_RATE_PER_KEY, settings.CLIENT_SESSIONS_BURST_PER_KEY),
-        (
-            f"pk-address:{client_address(request) or 'unknown'}",
-            settings.CLIENT_SESSIONS_RATE_PER_ADDRESS,
-            settings.CLIENT_SESSIONS_BURST_PER_ADDRESS,
-        ),
-    ):
-        state = bucket_take(bucket, rate=rate, burst=burst)
-        if state is not None and not state.allowed:
-            return state
-    return None

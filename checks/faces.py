@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from checks.images import derived_memo
+
 AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/build_age_network.py
 AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
 AGE_INPUT_SIZE = 112
@@ -127,11 +129,8 @@ class FaceEngine:
         `identity_chips` also cuts each face's chip for the face descriptor (checks.face_match), and
         `description_inputs` each face's crop for the second age network.
         """
-        pixels = _analysis_pixels(image, max_side=max_side)
+        pixels, scores, extractions, age_inputs = self._detections(image, max_side)
         with self._lock:
-            rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
-            boxes = [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles]
-            extractions = self._frontend.extract(pixels, boxes) if boxes else []
             chips = [self._identity_chip(pixels, e) for e in extractions] if identity_chips else []
         height, width = pixels.shape[:2]
         faces = []
@@ -142,7 +141,7 @@ class FaceEngine:
                     box=tuple(int(v) for v in extraction.rectangle),
                     landmarks=landmarks,
                     chip=extraction.age_chip,
-                    age_input=age_network_input(pixels, landmarks),
+                    age_input=age_inputs[index],
                     image_size=(width, height),
                     score=float(score),
                     identity_chip=chips[index] if chips else None,
@@ -150,6 +149,28 @@ class FaceEngine:
                 )
             )
         return sorted(faces, key=lambda face: face.area, reverse=True)
+
+    def _detections(self, image: Image.Image, max_side: int) -> tuple[np.ndarray, list[float], list, list[np.ndarray]]:
+        """The analysed pixels, the HOG detections' scores, their landmark extractions and age network crops.
+
+        Within an analysis (checks.images.decoded_once) they are kept per picture and analysed size: liveness
+        and the age estimate detect on the same frontal frames, at the same size when the frame's longest side is
+        at most both their max_side, and the detector is most of a frame's cost. The entry holds the picture,
+        so its id is not reused while the entry lives."""
+        memo = derived_memo()
+        key = ("faces", id(image), _analysis_size(image.size, max_side=max_side))
+        if memo is not None and key in memo and memo[key][0] is image:
+            return memo[key][1]
+        pixels = _analysis_pixels(image, max_side=max_side)
+        with self._lock:
+            rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
+            boxes = [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles]
+            extractions = self._frontend.extract(pixels, boxes) if boxes else []
+        age_inputs = [age_network_input(pixels, np.asarray(e.landmarks, dtype=np.float64)) for e in extractions]
+        detections = (pixels, list(scores), list(extractions), age_inputs)
+        if memo is not None:
+            memo[key] = (image, detections)
+        return detections
 
     @staticmethod
     def _identity_chip(pixels: np.ndarray, extraction) -> np.ndarray:
@@ -174,6 +195,26 @@ class FaceEngine:
         """The network's age (years) and its 512 pooled features for each face crop, face and mirror averaged."""
         if not age_inputs:
             return np.zeros(0), np.zeros((0, 512))
+        # Within an analysis the crops liveness read (checks.faces keeps them with the detections) are not read
+        # again by the age estimate: each face's reading is kept, with the crop so its id is not reused. A face
+        # is read the same alone or in a batch (tests/checks/test_shared_readings.py holds the two equal).
+        memo = derived_memo()
+        readings = [None] * len(age_inputs)
+        if memo is not None:
+            for index, crop in enumerate(age_inputs):
+                kept = memo.get(("age network", id(crop)))
+                if kept is not None and kept[0] is crop:
+                    readings[index] = kept[1]
+        missing = [index for index, reading in enumerate(readings) if reading is None]
+        if missing:
+            ages, features = self._age_network_read([age_inputs[index] for index in missing])
+            for row, index in enumerate(missing):
+                readings[index] = (ages[row], features[row])
+                if memo is not None:
+                    memo["age network", id(age_inputs[index])] = (age_inputs[index], readings[index])
+        return np.array([age for age, _ in readings]), np.stack([features for _, features in readings])
+
+    def _age_network_read(self, age_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         faces = np.stack(age_inputs).astype(np.float32)
         batch = np.concatenate([faces, faces[:, :, ::-1, :]])
         ages, features = self._age_network.run(["age", "features"], {"face": batch})
@@ -331,18 +372,26 @@ def dominant_face(faces: list[Face]) -> tuple[Face | None, bool]:
     return dominant, rival
 
 
-def _analysis_pixels(image: Image.Image, *, max_side: int) -> np.ndarray:
-    longest = max(image.size)
+def _analysis_size(size: tuple[int, int], *, max_side: int) -> tuple[int, int]:
+    """The size a picture is detected at: its own, or scaled to within _DETECTION_MIN_SIDE .. max_side."""
+    width, height = size
+    longest = max(size)
     if longest > max_side:
         scale = max_side / longest
     elif longest < _DETECTION_MIN_SIDE:
         scale = _DETECTION_MIN_SIDE / longest
     else:
-        scale = 1.0
-    if scale != 1.0:
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        return size
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _analysis_pixels(image: Image.Image, *, max_side: int) -> np.ndarray:
+    size = _analysis_size(image.size, max_side=max_side)
+    if size != image.size:
         image = image.resize(size, Image.Resampling.BILINEAR)
-    return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
+    if image.mode != "RGB":  # the pictures checks.images decodes are RGB already: no copy
+        image = image.convert("RGB")
+    return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
 
 
 _engine: FaceEngine | None = None

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from checks.age import estimate_age
-from checks.liveness import frontal_frame
+from checks.liveness import frontal_frame, frontal_frames
 from sessions_api.models import SessionEvent
 from tests.support.faces import challenge_frames
 from tests.support.flow import analysed, open_flow, post_selfie
@@ -76,3 +76,58 @@ def test_a_tenants_extra_years_over_the_policy_send_a_face_that_would_pass_to_th
     assert analysed(stricter).status == "requires_doc"
     body = api.get(f"/v1/sessions/{stricter.session_id}").json()
     assert body["ageEstimation"]["estimatedAge"] >= lowest - 1 and body["liveness"]["isLive"] is True
+
+
+def _capture_between(age_policy_file, where: str):
+    """Frames for the flow's challenge, with the policy at limit 18 set from what their frontal frames read:
+    `where` = "between" puts the threshold between the lowest frame and the median, "above" just over the
+    median. Returns the frames maker and the readings it saw."""
+    readings = []
+
+    def frames_for(challenge):
+        # The challenge is drawn at random: take the first camera shake whose three frontal frames read apart.
+        for seed in range(7, 40):
+            frames = challenge_frames(challenge, seed=seed)
+            reading = estimate_age(frontal_frames(frames, challenge))
+            if reading.faces_used == 3 and reading.estimated_age - reading.lowest_estimate >= 0.2:
+                break
+        else:
+            pytest.fail(f"no frames for {challenge} whose frontal frames read 0.2 years apart")
+        threshold = (reading.lowest_estimate + reading.estimated_age) / 2 if where == "between" else None
+        age_policy_file({18: threshold if threshold is not None else reading.estimated_age + 0.05})
+        readings.append(reading)
+        return frames
+
+    return frames_for, readings
+
+
+def test_a_face_whose_median_frame_clears_the_threshold_is_approved_though_another_frame_reads_under_it(
+    api, celery_worker, age_policy_file
+):
+    """The live rule is the measured rule (issue 43): the statement measures one photo per face, and the flow
+    holds the median of the capture's frontal frames to the threshold, not its lowest frame."""
+    frames_for, readings = _capture_between(age_policy_file, "between")
+    visitor = open_flow(api, age_limit=18)
+
+    post_selfie(visitor, frames_for)
+
+    assert analysed(visitor).status == "approved"
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["ageEstimation"]["estimatedAge"] == pytest.approx(
+        readings[0].estimated_age, abs=0.05
+    )  # reported to 0.1
+
+
+def test_a_face_whose_median_frame_reads_under_the_threshold_goes_to_the_document_step(
+    api, celery_worker, age_policy_file
+):
+    frames_for, readings = _capture_between(age_policy_file, "above")
+    visitor = open_flow(api, age_limit=18)
+
+    post_selfie(visitor, frames_for)
+
+    assert analysed(visitor).status == "requires_doc"
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["ageEstimation"]["estimatedAge"] == pytest.approx(
+        readings[0].estimated_age, abs=0.05
+    )  # reported to 0.1

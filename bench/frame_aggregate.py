@@ -41,9 +41,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help=f"the labelled sets' folder (default {DATA})")
     parser.add_argument(
-        "--adults-per-set", type=int, default=150, help="adults aged 25-40 sampled per set (default 150; 0: all)"
+        "--adults-per-set", type=int, default=100, help="adults aged 25-40 sampled per set (default 100; 0: all)"
     )
     parser.add_argument("--frames", type=int, default=3, help="frontal frames per capture (default 3)")
+    parser.add_argument(
+        "--report-every", type=int, default=0, help="also print the counts so far every N faces (0: at the end only)"
+    )
     options = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ageverify.settings")
     import django
@@ -64,6 +67,10 @@ def main() -> None:
         if decisions is None:
             continue
         read += 1
+        if options.report_every and read % options.report_every == 0:
+            print(f"\n--- after {read} faces ({time.process_time() - started:.0f} s of CPU)")
+            _report(counts, only)
+            sys.stdout.flush()
         for limit in LIMITS:
             band = _band(face.true_age, limit)
             if band is None:
@@ -94,6 +101,7 @@ def _held_out_faces(data: Path, adults_per_set: int) -> list:
             if low == 25 and adults_per_set and len(band) > adults_per_set:
                 band = random.Random(f"{name}:{low}").sample(band, adults_per_set)
             chosen += band
+    random.Random(20261128).shuffle(chosen)  # a run cut short has read a random part of every band
     return chosen
 
 

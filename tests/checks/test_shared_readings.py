@@ -13,6 +13,7 @@ from PIL import Image
 
 import checks.faces
 from checks.age import estimate_age
+from checks.face_match import live_descriptor
 from checks.faces import face_engine
 from checks.images import decoded_once, open_image
 from checks.liveness import Capture, check_liveness, frontal_frames
@@ -20,8 +21,13 @@ from tests.support.pad import capture_make
 
 
 def _selfie_checks(frames, challenge, record):
+    """What sessions_api.analysis runs on a selfie: liveness, the age of the frontal frames, and the live face
+    (which the document step compares with the portrait when the face was not enough)."""
     liveness = check_liveness(frames, challenge, record)
-    return liveness, estimate_age(frontal_frames(frames, challenge))
+    frontal = frontal_frames(frames, challenge)
+    age = estimate_age(frontal)
+    live = live_descriptor(frontal)
+    return liveness, age, (tuple(live.values), live.age)
 
 
 def _record(capture: dict) -> Capture:
@@ -65,12 +71,12 @@ def test_selfie_checks_in_one_analysis_decide_as_each_check_alone(monkeypatch, s
     detections_shared = counted[0] - detections_alone
 
     assert alone[0].is_live
-    assert shared == alone  # the liveness result and the age reading, to the last bit
+    assert shared == alone  # the liveness result, the age reading and the live face, to the last bit
     frontal = len(frontal_frames(frames, capture["challenge"]))
-    if side == 480:  # both checks detect at the frame's own size: the frontal frames are detected once
+    if side == 480:  # every check detects at the frame's own size: the frontal frames are detected once
+        assert detections_shared == detections_alone - 2 * frontal
+    else:  # liveness detects at 640, the age estimate and the live face at 800: only those two share
         assert detections_shared == detections_alone - frontal
-    else:  # liveness detects at 640, the age estimate at 800: nothing to share
-        assert detections_shared == detections_alone
 
 
 def test_a_face_is_read_the_same_alone_and_in_a_batch():

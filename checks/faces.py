@@ -16,6 +16,7 @@ labelled faces the two gave the same error, and a level face is what aligned tra
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,7 +240,21 @@ class FaceEngine:
                 self._description_network = onnxruntime.InferenceSession(
                     str(DESCRIPTION_NETWORK_PATH), self._description_options, providers=["CPUExecutionProvider"]
                 )
-        return described(self._description_network, description_inputs)
+        # Within an analysis a crop read once (the age estimate reads the three frontal frames, the live face of
+        # the same capture each again) is kept by its content; a crop reads the same alone or in a batch
+        # (tests/checks/test_shared_readings.py).
+        memo = derived_memo()
+        if memo is None:
+            return described(self._description_network, description_inputs)
+        keys = [
+            ("description", hashlib.blake2b(crop.tobytes(), digest_size=16).digest()) for crop in description_inputs
+        ]
+        missing = [index for index, key in enumerate(keys) if key not in memo]
+        if missing:
+            features, ages = described(self._description_network, [description_inputs[index] for index in missing])
+            for row, index in enumerate(missing):
+                memo[keys[index]] = (features[row], ages[row])
+        return np.stack([memo[key][0] for key in keys]), np.array([memo[key][1] for key in keys])
 
     def chip_ages(self, chips: list[np.ndarray]) -> np.ndarray:
         """The third network's expected age (years) for each aligned 64x64 chip (Face.chip), face and mirror

@@ -82,9 +82,17 @@ def test_selfie_checks_in_one_analysis_decide_as_each_check_alone(monkeypatch, s
 def test_a_face_is_read_the_same_alone_and_in_a_batch():
     capture = capture_make("genuine", seed=1)
     engine = face_engine()
-    crops = [engine.faces(open_image(data))[0].age_input for step, data in capture["frames"] if step == "center"]
-    ages, features = engine.ages_and_features(crops)
-    for index, crop in enumerate(crops):
-        age, feature = engine.ages_and_features([crop])
+    faces = [
+        engine.faces(open_image(data), description_inputs=True)[0]
+        for step, data in capture["frames"]
+        if step == "center"
+    ]
+    ages, features = engine.ages_and_features([face.age_input for face in faces])
+    description_features, description_ages = engine.descriptions([face.description_input for face in faces])
+    for index, face in enumerate(faces):
+        age, feature = engine.ages_and_features([face.age_input])
         assert age[0] == ages[index]
         assert np.array_equal(feature[0], features[index])
+        description_feature, description_age = engine.descriptions([face.description_input])
+        assert description_age[0] == description_ages[index]
+        assert np.array_equal(description_feature[0], description_features[index])

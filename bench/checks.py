@@ -82,6 +82,15 @@ def main() -> None:
             assert liveness.is_live and not liveness.signals
             estimate_age(frontal_frames(genuine["frames"], genuine["challenge"]))
 
+    def selfie_decision_keeping_the_live_face() -> None:
+        # The face was not enough and the tenant asks for presence: the analysis keeps the capture's live face.
+        with decoded_once():
+            liveness = check_liveness(genuine["frames"], genuine["challenge"], record)
+            assert liveness.is_live and not liveness.signals
+            frontal = frontal_frames(genuine["frames"], genuine["challenge"])
+            estimate_age(frontal)
+            live_descriptor(frontal)
+
     documents = {
         "document: PDF417 straight": encode(pdf417_card(aamva_payload())),
         "document: PDF417 skewed 5 degrees": encode(pdf417_card(aamva_payload(), skew_degrees=5)),
@@ -94,6 +103,9 @@ def main() -> None:
     measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat, only)
     measure("selfie decision with capture record (timing, flash, passive)", recorded_selfie_decision, repeat, only)
     face_matcher()  # loading is not part of a decision
+    measure(
+        "selfie decision + the live face kept (face not enough)", selfie_decision_keeping_the_live_face, repeat, only
+    )
     passport = encode(mrz_card(td3_lines(), portrait=astronaut_portrait()[0]))
     frontal = frontal_frames(frames, challenge)
     # The portrait's half is what a document decision adds when the live face is kept from the selfie; the

@@ -117,4 +117,5 @@ def estimate_age(frames: bytes | Sequence[bytes]) -> AgeReading | Retake:
         faces_used=len(faces),
         lowest_estimate=float(np.min(estimates)),
         second_opinion=float(np.min(opinions)),
+        frontal_estimate=float(estimates[0]),  # the frames come most frontal first
     )

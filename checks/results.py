@@ -36,6 +36,9 @@ class AgeReading:
     # read once per capture (checks.age_heads). None: not measured (a sandbox reading).
     lowest_estimate: float | None = None
     second_opinion: float | None = None
+    # The most frontal frame's estimate: the one photo the statement measures, which must clear the threshold
+    # too (sessions_api.age_assurance.policy). None: not measured.
+    frontal_estimate: float | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 For every image: decode, face detection, the one-dominant-face rule, the age estimator and the decision
 rule with the policy in force for a tenant on default settings (liveness taken as passed). The
-outcome per image is `approved`, `requires_doc` or `retake` for each age limit asked.
+outcome per image is `approved`, `requires_doc` or `retake` for each age limit asked. One image is read
+as a capture of one frame: the flow decides on the median of a capture's frontal frames, which for one
+frame is that frame's estimate, so this is the live rule; bench/frame_aggregate.py measures captures of three.
 
 Shares are counted over the faces found (a retake is neither an approval nor a document request), so
 a detector that misses children cannot flatter the approval rates. Each share carries the upper end of

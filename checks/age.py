@@ -2,8 +2,9 @@
 
 Each frame must show one dominant face: none, or a second confident face at least half the size of
 the largest, leaves the frame out (see checks.faces.dominant_face). The estimate is the median of
-the estimates of the frames that are left, so one badly lit or blurred frame cannot swing it; a
-second face in any frame asks for a retake, because whose age would be read is then unclear.
+the estimates of the frames that are left (the lower middle one for an even count), so one badly lit or
+blurred frame cannot swing it either way; a second face in any frame asks for a retake, because whose age
+would be read is then unclear.
 
 The age network (checks.faces) is face-api's AgeGenderNet: it regresses an age in years from
 face-api's square crop of the face, and we average the face and its mirror image. Two small readers
@@ -134,10 +135,12 @@ def read_capture(frames: bytes | Sequence[bytes]) -> CaptureReading:
         }
     )
     reading = AgeReading(
-        estimated_age=float(statistics.median(estimates)),
+        # The lower middle for an even count: the estimate a strict majority of the frames reach.
+        estimated_age=float(statistics.median_low(estimates)),
         faces_used=len(faces),
         lowest_estimate=float(np.min(estimates)),
         second_opinion=float(np.min(opinions)),
+        frontal_estimate=float(estimates[0]),  # the frames come most frontal first
     )
     return CaptureReading(
         reading,

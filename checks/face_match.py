@@ -43,7 +43,7 @@ import numpy as np
 from PIL import Image
 
 from checks.faces import DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
-from checks.images import ImageRejected, open_image
+from checks.images import ImageRejected, derived_memo, open_image
 from checks.results import HolderMatch, Retake, gettext_noop
 
 MODEL_PACKAGE = "face-recognition-models"
@@ -172,10 +172,19 @@ class FaceMatcher:
         """The chip's descriptor averaged with its mirror image's (a face is the same person in a
         mirror; on the pairs data the average lowered the false non-match rate at a given false
         match rate)."""
+        # Within an analysis (checks.images.decoded_once) a chip read once is not read again: the age estimate
+        # reads the most frontal frame's, and the live face of the same capture (sessions_api.analysis) all three.
+        memo = derived_memo()
+        key = ("descriptor", hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest())
+        if memo is not None and key in memo:
+            return memo[key]
         chips = [np.ascontiguousarray(chip), np.ascontiguousarray(chip[:, ::-1])]
         with self._lock:
             values = [np.asarray(self._network.compute_face_descriptor(c), dtype=np.float64) for c in chips]
-        return FaceDescriptor((values[0] + values[1]) / 2)
+        descriptor = FaceDescriptor((values[0] + values[1]) / 2)
+        if memo is not None:
+            memo[key] = descriptor
+        return descriptor
 
 
 def closeness(first: FaceDescriptor, second: FaceDescriptor) -> float:

@@ -16,12 +16,15 @@ labelled faces the two gave the same error, and a level face is what aligned tra
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
+
+from checks.images import derived_memo
 
 AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/build_age_network.py
 AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
@@ -130,10 +133,8 @@ class FaceEngine:
         faces on a copy this small first (HOG's cost grows with the pixels), and only when it shows none on
         the copy of `max_side`; the landmarks and crops are always taken at `max_side`.
         """
-        pixels = _analysis_pixels(image, max_side=max_side)
+        pixels, scores, extractions, age_inputs = self._detections(image, max_side, search_max_side)
         with self._lock:
-            boxes, scores = self._detect(pixels, search_max_side)
-            extractions = self._frontend.extract(pixels, boxes) if boxes else []
             chips = [self._identity_chip(pixels, e) for e in extractions] if identity_chips else []
         height, width = pixels.shape[:2]
         faces = []
@@ -144,7 +145,7 @@ class FaceEngine:
                     box=tuple(int(v) for v in extraction.rectangle),
                     landmarks=landmarks,
                     chip=extraction.age_chip,
-                    age_input=age_network_input(pixels, landmarks),
+                    age_input=age_inputs[index],
                     image_size=(width, height),
                     score=float(score),
                     identity_chip=chips[index] if chips else None,
@@ -166,6 +167,29 @@ class FaceEngine:
                 return boxes, list(scores)
         rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
         return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
+
+    def _detections(
+        self, image: Image.Image, max_side: int, search_max_side: int | None = None
+    ) -> tuple[np.ndarray, list[float], list, list[np.ndarray]]:
+        """The analysed pixels, the HOG detections' scores, their landmark extractions and age network crops.
+
+        Within an analysis (checks.images.decoded_once) they are kept per picture and analysed size: liveness
+        and the age estimate detect on the same frontal frames, at the same size when the frame's longest side is
+        at most both their max_side, and the detector is most of a frame's cost. The entry holds the picture,
+        so its id is not reused while the entry lives."""
+        memo = derived_memo()
+        key = ("faces", id(image), _analysis_size(image.size, max_side=max_side), search_max_side)
+        if memo is not None and key in memo and memo[key][0] is image:
+            return memo[key][1]
+        pixels = _analysis_pixels(image, max_side=max_side)
+        with self._lock:
+            boxes, scores = self._detect(pixels, search_max_side)
+            extractions = self._frontend.extract(pixels, boxes) if boxes else []
+        age_inputs = [age_network_input(pixels, np.asarray(e.landmarks, dtype=np.float64)) for e in extractions]
+        detections = (pixels, list(scores), list(extractions), age_inputs)
+        if memo is not None:
+            memo[key] = (image, detections)
+        return detections
 
     @staticmethod
     def _identity_chip(pixels: np.ndarray, extraction) -> np.ndarray:
@@ -190,6 +214,26 @@ class FaceEngine:
         """The network's age (years) and its 512 pooled features for each face crop, face and mirror averaged."""
         if not age_inputs:
             return np.zeros(0), np.zeros((0, 512))
+        # Within an analysis the crops liveness read (checks.faces keeps them with the detections) are not read
+        # again by the age estimate: each face's reading is kept, with the crop so its id is not reused. A face
+        # is read the same alone or in a batch (tests/checks/test_shared_readings.py holds the two equal).
+        memo = derived_memo()
+        readings = [None] * len(age_inputs)
+        if memo is not None:
+            for index, crop in enumerate(age_inputs):
+                kept = memo.get(("age network", id(crop)))
+                if kept is not None and kept[0] is crop:
+                    readings[index] = kept[1]
+        missing = [index for index, reading in enumerate(readings) if reading is None]
+        if missing:
+            ages, features = self._age_network_read([age_inputs[index] for index in missing])
+            for row, index in enumerate(missing):
+                readings[index] = (ages[row], features[row])
+                if memo is not None:
+                    memo["age network", id(age_inputs[index])] = (age_inputs[index], readings[index])
+        return np.array([age for age, _ in readings]), np.stack([features for _, features in readings])
+
+    def _age_network_read(self, age_inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         faces = np.stack(age_inputs).astype(np.float32)
         batch = np.concatenate([faces, faces[:, :, ::-1, :]])
         ages, features = self._age_network.run(["age", "features"], {"face": batch})
@@ -214,7 +258,21 @@ class FaceEngine:
                 self._description_network = onnxruntime.InferenceSession(
                     str(DESCRIPTION_NETWORK_PATH), self._description_options, providers=["CPUExecutionProvider"]
                 )
-        return described(self._description_network, description_inputs)
+        # Within an analysis a crop read once (the age estimate reads the three frontal frames, the live face of
+        # the same capture each again) is kept by its content; a crop reads the same alone or in a batch
+        # (tests/checks/test_shared_readings.py).
+        memo = derived_memo()
+        if memo is None:
+            return described(self._description_network, description_inputs)
+        keys = [
+            ("description", hashlib.blake2b(crop.tobytes(), digest_size=16).digest()) for crop in description_inputs
+        ]
+        missing = [index for index, key in enumerate(keys) if key not in memo]
+        if missing:
+            features, ages = described(self._description_network, [description_inputs[index] for index in missing])
+            for row, index in enumerate(missing):
+                memo[keys[index]] = (features[row], ages[row])
+        return np.stack([memo[key][0] for key in keys]), np.array([memo[key][1] for key in keys])
 
     def chip_ages(self, chips: list[np.ndarray]) -> np.ndarray:
         """The third network's expected age (years) for each aligned 64x64 chip (Face.chip), face and mirror
@@ -347,18 +405,26 @@ def dominant_face(faces: list[Face]) -> tuple[Face | None, bool]:
     return dominant, rival
 
 
-def _analysis_pixels(image: Image.Image, *, max_side: int) -> np.ndarray:
-    longest = max(image.size)
+def _analysis_size(size: tuple[int, int], *, max_side: int) -> tuple[int, int]:
+    """The size a picture is detected at: its own, or scaled to within _DETECTION_MIN_SIDE .. max_side."""
+    width, height = size
+    longest = max(size)
     if longest > max_side:
         scale = max_side / longest
     elif longest < _DETECTION_MIN_SIDE:
         scale = _DETECTION_MIN_SIDE / longest
     else:
-        scale = 1.0
-    if scale != 1.0:
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        return size
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _analysis_pixels(image: Image.Image, *, max_side: int) -> np.ndarray:
+    size = _analysis_size(image.size, max_side=max_side)
+    if size != image.size:
         image = image.resize(size, Image.Resampling.BILINEAR)
-    return np.ascontiguousarray(np.asarray(image.convert("RGB"), dtype=np.uint8))
+    if image.mode != "RGB":  # the pictures checks.images decodes are RGB already: no copy
+        image = image.convert("RGB")
+    return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
 
 
 _engine: FaceEngine | None = None

@@ -144,18 +144,27 @@ _OVER_BUDGET_KEPT = 64
 
 
 _DECODED: ContextVar[dict[bytes, Image.Image] | None] = ContextVar("decoded_pictures", default=None)
+_DERIVED: ContextVar[dict | None] = ContextVar("derived_from_pictures", default=None)
 
 
 @contextmanager
 def decoded_once() -> Iterator[None]:
     """Within it, open_image decodes each distinct picture once and hands the same image to every check that asks
     (an analysis reads a document, its printed dates and its portrait from the same bytes); the pixels are
-    dropped when it ends. The images are shared: no check changes one in place."""
-    token = _DECODED.set({})
+    dropped when it ends. The images are shared: no check changes one in place, so what a check derives from
+    one may be kept for the others as long (derived_memo)."""
+    token, derived = _DECODED.set({}), _DERIVED.set({})
     try:
         yield
     finally:
+        _DERIVED.reset(derived)
         _DECODED.reset(token)
+
+
+def derived_memo() -> dict | None:
+    """Within decoded_once, a dict where checks keep what they derived from its pictures until it ends (the face
+    detections liveness found, which the age estimate reads again); None outside, where nothing is kept."""
+    return _DERIVED.get()
 
 
 def open_image(data: bytes) -> Image.Image:

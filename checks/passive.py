@@ -106,9 +106,10 @@ def resize_linear(pixels: np.ndarray, out_w: int, out_h: int) -> np.ndarray:
 
     y0, y1, wy = axis(out_h, src_h)
     x0, x1, wx = axis(out_w, src_w)
-    image = pixels.astype(np.float64)
-    top = image[y0][:, x0] * (1 - wx)[None, :, None] + image[y0][:, x1] * wx[None, :, None]
-    bottom = image[y1][:, x0] * (1 - wx)[None, :, None] + image[y1][:, x1] * wx[None, :, None]
+    # Only the sampled pixels are made floats (the crop can be the whole frame).
+    rows_low, rows_high = pixels[y0], pixels[y1]
+    top = rows_low[:, x0].astype(np.float64) * (1 - wx)[None, :, None] + rows_low[:, x1] * wx[None, :, None]
+    bottom = rows_high[:, x0].astype(np.float64) * (1 - wx)[None, :, None] + rows_high[:, x1] * wx[None, :, None]
     result = top * (1 - wy)[:, None, None] + bottom * wy[:, None, None]
     return np.clip(np.rint(result), 0, 255).astype(np.uint8)
 

@@ -28,13 +28,17 @@ class Retake:
 class AgeReading:
     """The face's estimated age; how sure to be that it clears an age limit is the policy's call."""
 
-    estimated_age: float  # years; with several frames, the median over the frames that showed one face
+    # years; with several frames, the median over the frames that showed one face (the lower middle one for
+    # an even count): what the policy holds against its threshold
+    estimated_age: float
     faces_used: int  # frames the estimate is taken from (at least 1)
-    # The policy is applied conservatively: every frame must clear it, so it reads the lowest frame's
-    # estimate, and the second opinion read once per capture (checks.age_heads). None: not measured (a
-    # sandbox reading).
+    # The lowest frame's estimate (reported to the research commands, not decided on), and the second opinion
+    # read once per capture (checks.age_heads). None: not measured (a sandbox reading).
     lowest_estimate: float | None = None
     second_opinion: float | None = None
+    # The most frontal frame's estimate: the one photo the statement measures, which must clear the threshold
+    # too (sessions_api.age_policy). None: not measured.
+    frontal_estimate: float | None = None
 
 
 @dataclass(frozen=True)

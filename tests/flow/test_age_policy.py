@@ -5,7 +5,7 @@ import math
 import pytest
 
 from checks.age import estimate_age
-from checks.liveness import frontal_frame
+from checks.liveness import frontal_frame, frontal_frames
 from sessions_api.models import SessionEvent
 from tests.support.faces import challenge_frames
 from tests.support.flow import analysed, open_flow, post_selfie
@@ -76,3 +76,61 @@ def test_a_tenants_extra_years_over_the_policy_send_a_face_that_would_pass_to_th
     assert analysed(stricter).status == "requires_doc"
     body = api.get(f"/v1/sessions/{stricter.session_id}").json()
     assert body["ageEstimation"]["estimatedAge"] >= lowest - 1 and body["liveness"]["isLive"] is True
+
+
+def _capture_between(age_policy_file, where: str):
+    """Frames for the flow's challenge, with the policy at limit 18 set from what their frontal frames read:
+    `where` = "between" puts the threshold over the lowest frame but under the median and the most frontal
+    frame, "above" just over the median. Returns the frames maker and the readings it saw."""
+    readings = []
+
+    def frames_for(challenge):
+        # The challenge is drawn at random: take the first camera shake whose lowest frontal frame reads under
+        # both the median and the most frontal one.
+        for seed in range(7, 60):
+            frames = challenge_frames(challenge, seed=seed)
+            reading = estimate_age(frontal_frames(frames, challenge))
+            kept = min(reading.estimated_age, reading.frontal_estimate)
+            if reading.faces_used == 3 and kept - reading.lowest_estimate >= 0.2:
+                break
+        else:
+            pytest.fail(f"no frames for {challenge} whose lowest frontal frame reads 0.2 years under the others")
+        threshold = (reading.lowest_estimate + kept) / 2 if where == "between" else reading.estimated_age + 0.05
+        age_policy_file({18: threshold})
+        readings.append(reading)
+        return frames
+
+    return frames_for, readings
+
+
+def test_a_face_whose_median_and_most_frontal_frame_clear_the_threshold_is_approved_though_a_frame_does_not(
+    api, celery_worker, age_policy_file
+):
+    """The live rule is the measured rule (issue 43): the statement measures one photo per face, and the flow
+    holds the capture's most frontal frame and the median of its frontal frames to the threshold, not its
+    lowest frame."""
+    frames_for, readings = _capture_between(age_policy_file, "between")
+    visitor = open_flow(api, age_limit=18)
+
+    post_selfie(visitor, frames_for)
+
+    assert analysed(visitor).status == "approved"
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["ageEstimation"]["estimatedAge"] == pytest.approx(
+        readings[0].estimated_age, abs=0.05
+    )  # reported to 0.1
+
+
+def test_a_face_whose_median_frame_reads_under_the_threshold_goes_to_the_document_step(
+    api, celery_worker, age_policy_file
+):
+    frames_for, readings = _capture_between(age_policy_file, "above")
+    visitor = open_flow(api, age_limit=18)
+
+    post_selfie(visitor, frames_for)
+
+    assert analysed(visitor).status == "requires_doc"
+    body = api.get(f"/v1/sessions/{visitor.session_id}").json()
+    assert body["ageEstimation"]["estimatedAge"] == pytest.approx(
+        readings[0].estimated_age, abs=0.05
+    )  # reported to 0.1

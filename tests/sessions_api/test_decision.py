@@ -92,13 +92,16 @@ def test_the_second_opinion_can_veto_an_approval_but_never_approve_on_its_own():
     assert decide_selfie(LIVE, only_the_opinion, rule=veto_rule(), attempts_so_far=0).to_status == "requires_doc"
 
 
-def test_every_frame_must_clear_the_threshold_not_only_their_median():
-    one_low_frame = AgeReading(estimated_age=30.0, faces_used=3, lowest_estimate=23.5, second_opinion=40.0)
+def test_the_median_and_the_most_frontal_frame_are_held_to_the_threshold_not_the_lowest_frame():
+    one_low_frame = AgeReading(30.0, 3, lowest_estimate=23.5, second_opinion=40.0, frontal_estimate=31.0)
+    median_under = AgeReading(23.9, 3, lowest_estimate=20.0, second_opinion=40.0, frontal_estimate=31.0)
+    frontal_under = AgeReading(30.0, 3, lowest_estimate=23.5, second_opinion=40.0, frontal_estimate=23.5)
 
-    decision = decide_selfie(LIVE, one_low_frame, rule=veto_rule(), attempts_so_far=0)
+    approved = decide_selfie(LIVE, one_low_frame, rule=veto_rule(), attempts_so_far=0)
 
-    assert decision.to_status == "requires_doc"
-    assert decision.results.age_estimation["estimated_age"] == 30.0  # the reported estimate is still the median
+    assert (approved.to_status, approved.results.age_estimation["estimated_age"]) == ("approved", 30.0)
+    for reading in (median_under, frontal_under):
+        assert decide_selfie(LIVE, reading, rule=veto_rule(), attempts_so_far=0).to_status == "requires_doc"
 
 
 def test_with_the_face_path_off_even_an_old_face_goes_to_the_document_step():

@@ -320,9 +320,10 @@ def readme_face_path_lines(policy: dict) -> list[str]:
 
 
 def readme_matched_ages_lines(policy: dict) -> list[str]:
-    """The README's fairness table: each group's adults sent to a document at the pooled ages, per limit."""
+    """The README's fairness table: each group's adults sent to a document at the pooled ages, per limit, from the
+    policy file's held-out evidence (calibrate_age_policy computes it; older policies have none)."""
     tables = {limit: entry["held_out_half"].get("matched_ages") for limit, entry in policy["limits"].items()}
-    tables = {limit: table for limit, table in tables.items() if table}
+    tables = {limit: table for limit, table in tables.items() if table and int(limit) in (13, 16, 18, 21)}
     if not tables:
         return []
     groups = [name for name in next(iter(tables.values()))["groups"] if name != "all"]

@@ -167,7 +167,10 @@ class Command(BaseCommand):
 
             policy_forget()  # the service's loader reads the new pair, hash-checked, as a restarted service would
             call_command(
-                "age_statement", *directories, "--output", statement, "--jobs", str(max(1, jobs)), stdout=self.stdout
+                "age_statement",
+                *directories,
+                *("--output", statement, "--jobs", str(max(1, jobs)), "--cache", cache),
+                stdout=self.stdout,
             )
 
     def _write(self, document: dict, output: Path, heads: Path) -> None:

@@ -9,6 +9,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -400,3 +401,36 @@ def test_age_statement_standardises_each_groups_adults_by_year_of_age(research_d
         assert rows[name][-1] == f"{100 * sum(pooled[y] for y in years) / len(faces):.0f} %", name
         checked += 1
     assert checked >= 5 and len(rows) == checked
+
+
+def test_calibrate_age_policy_in_force_measures_the_pair_in_force_without_training(sample, tmp_path):
+    """--in-force trains nothing and writes nothing: its held-out counts are evaluate_age's on the same faces."""
+    from sessions_api.age_assurance.calibration import split_half
+
+    policy_before = DEFAULT_POLICY_FILE.read_bytes()
+    lines = run("calibrate_age_policy", sample, "--in-force", "--cache", tmp_path / "inputs.npz")
+
+    policy = policy_load(DEFAULT_POLICY_FILE)
+    assert lines[0] == f"policy {policy.version} in force, read from {DEFAULT_POLICY_FILE}"
+    assert DEFAULT_POLICY_FILE.read_bytes() == policy_before and not (tmp_path / "age-readings.npz").exists()
+    held_out = tmp_path / "held-out"
+    held_out.mkdir()
+    for image in sample.iterdir():
+        if split_half(image.name) == "held_out":
+            (held_out / image.name).symlink_to(image.resolve())
+    run("evaluate_age", held_out, "--limits", "13,16,18,21", "--csv", tmp_path / "rows.csv")
+    rows = [row for row in csv.DictReader((tmp_path / "rows.csv").open()) if row["face_found"] == "true"]
+    printed = {int(line.split()[0]): line for line in lines if line.split() and line.split()[0].isdigit()}
+    for limit in (13, 16, 18, 21):
+        low, high = max(25, limit + 7), 40
+        adults = [row for row in rows if low <= int(row["true_age"]) <= high]
+        sent = sum(row[f"decision_{limit}"] == "requires_doc" for row in adults)
+        near = [row for row in rows if limit - 5 <= int(row["true_age"]) < limit]
+        approved = sum(row[f"decision_{limit}"] == "approved" for row in near)
+        # near approved | children approved | adults to document, each "count/of (...)" or "n/a" with no face
+        shares = re.findall(r"(\d+/\d+) \(|(n/a)", printed[limit])[:3]
+        assert [a or b for a, b in shares][0::2] == [
+            f"{approved}/{len(near)}" if near else "n/a",
+            f"{sent}/{len(adults)}" if adults else "n/a",
+        ], limit
+    assert "fairness at matched ages (held-out half):" in lines

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from checks.age_heads import HEADS_PATH, heads_digest, heads_load, heads_use
 
-pytestmark = pytest.mark.research_data("faces-dev", "faces-aaf")
+pytestmark = pytest.mark.research_data("faces-dev", "faces-aaf", "faces-aaf-adults")
 ROOT = Path(django_settings.BASE_DIR)
 
 
@@ -48,6 +48,19 @@ def own_faces(tmp_path, research_data) -> Path:
     return folder
 
 
+def adults_folder(research_data, folder: Path, count: int, *, with_a_minor: bool = False) -> Path:
+    """Some All-Age-Faces adults (links) with their labels; optionally one of them labelled 17."""
+    folder.mkdir()
+    rows = list(csv.reader((research_data / "faces-aaf-adults" / "labels.csv").read_text().splitlines()))[1:]
+    chosen = rows[:: len(rows) // count][:count]
+    for name, _ in chosen:
+        (folder / name).symlink_to(research_data / "faces-aaf-adults" / name)
+    if with_a_minor:
+        chosen[0] = [chosen[0][0], "17"]
+    (folder / "labels.csv").write_text("file,age\n" + "".join(f"{name},{age}\n" for name, age in chosen))
+    return folder
+
+
 @pytest.fixture
 def committed_readers_after():
     yield
@@ -67,14 +80,23 @@ def start_service(policy: Path, readers: Path) -> subprocess.CompletedProcess:
 
 
 def test_an_operator_refits_the_readers_and_the_service_loads_them_hash_checked(
-    own_faces, tmp_path, settings, committed_readers_after
+    own_faces, research_data, tmp_path, settings, committed_readers_after
 ):
     policy, readers, statement = tmp_path / "etc" / "policy.json", tmp_path / "etc" / "readers.npz", tmp_path / "s.md"
     settings.AGE_POLICY_FILE, settings.AGE_READERS_FILE = str(policy), str(readers)
 
-    lines = run("calibrate_age_policy", own_faces, "--cache", tmp_path / "inputs.npz", "--statement", statement)
+    adults = adults_folder(research_data, tmp_path / "adults", 20)
+
+    lines = run(
+        "calibrate_age_policy", own_faces, "--training-only", adults, "--cache", tmp_path / "inputs.npz",
+        "--statement", statement,
+    )  # fmt: skip
 
     document = json.loads(policy.read_text())
+    # The adults only taught the readers: none held out, none in the statement's held-out sets.
+    assert document["data"]["training_only"] == ["adults"]
+    assert document["data"]["sets"]["adults"]["held_out"]["images"] == 0
+    assert document["data"]["sets"]["adults"]["calibration"]["images"] == 20
     digest = hashlib.sha256(readers.read_bytes()).hexdigest()
     assert document["data"]["readers_sha256"] == digest != heads_digest()
     assert f"sha256 {digest[:12]}" in document["network"]["name"]
@@ -115,3 +137,14 @@ def test_an_operator_refits_the_readers_and_the_service_loads_them_hash_checked(
         assert started.returncode != 0
         assert "was calibrated for other readers" in started.stderr
         assert f"not {digest}" in started.stderr
+
+
+def test_a_training_only_folder_with_a_minor_is_refused_before_anything_is_read(research_data, tmp_path, own_faces):
+    adults = adults_folder(research_data, tmp_path / "adults", 5, with_a_minor=True)
+
+    with pytest.raises(CommandError, match="must hold adults only .25 and over.: .* is not"):
+        run(
+            "calibrate_age_policy", own_faces, "--training-only", adults, "--cache", tmp_path / "inputs.npz",
+            "--output", tmp_path / "policy.json", "--heads", tmp_path / "heads.npz",
+        )  # fmt: skip
+    assert not (tmp_path / "inputs.npz").exists() and not (tmp_path / "policy.json").exists()

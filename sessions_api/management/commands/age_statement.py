@@ -93,6 +93,8 @@ class Command(BaseCommand):
         command = "python manage.py age_statement " + " ".join(_shown_path(Path(d)) for d in directories)
         if sorted(limits) != sorted(DEFAULT_LIMITS):
             command += f" --limits {','.join(map(str, limits))}"
+        if cache:
+            command += f" --cache {_shown_path(Path(cache))}"
         face_match = None
         if face_pairs:
             face_match = _face_match_section(Path(face_pairs))
@@ -133,7 +135,9 @@ def _face_match_section(directory: Path) -> list[str]:
 
 
 def _shown_path(directory: Path) -> str:
-    """The data folder as a reader of the statement finds it: ../shared/data/... beside the clone."""
+    """The data folder as a reader of the statement finds it: ../shared/data/... beside the clone, var/... in it."""
+    if directory.resolve().is_relative_to(Path(settings.BASE_DIR)):
+        return directory.resolve().relative_to(Path(settings.BASE_DIR)).as_posix()
     parts = directory.resolve().parts
     for index in range(len(parts) - 1):
         if parts[index : index + 2] == ("shared", "data"):

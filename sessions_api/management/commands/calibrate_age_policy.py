@@ -18,7 +18,14 @@ from sessions_api.age_assurance.calibration import Readings, policy_document, sp
 from sessions_api.age_assurance.evaluation import fairness_groups, matched_ages, matched_ages_lines
 from sessions_api.age_assurance.label_audit import audited_errors
 from sessions_api.age_assurance.labels import LabelsInvalid, labelled_folder
-from sessions_api.age_assurance.policy import age_policy, policy_file, policy_forget, policy_load, readers_file
+from sessions_api.age_assurance.policy import (
+    PolicyInvalid,
+    age_policy,
+    policy_file,
+    policy_forget,
+    policy_load,
+    readers_file,
+)
 from sessions_api.age_assurance.readers import out_of_fold, read_all, read_inputs, train_heads
 
 DEFAULT_CACHE = Path(settings.BASE_DIR) / "var" / "age-inputs.npz"
@@ -57,7 +64,8 @@ class Command(BaseCommand):
     help = (
         "Read every labelled face through the production path, train the two age readers on the calibration "
         "half, choose each limit's thresholds on out-of-fold predictions, report them on the held-out half per "
-        "set, and write the readers (checks/models/age_heads.npz) and the versioned policy file."
+        "set, and write the readers and the versioned policy file where AGE_READERS_FILE and AGE_POLICY_FILE point "
+        "(by default checks/models/age_heads.npz and sessions_api/age_assurance/age_policy.json)."
     )
 
     def add_arguments(self, parser):
@@ -192,7 +200,10 @@ class Command(BaseCommand):
         from checks.age_heads import age_heads
         from sessions_api.age_assurance.calibration import _passes, shares_at
 
-        policy = age_policy()
+        try:
+            policy = age_policy()
+        except PolicyInvalid as invalid:
+            raise CommandError(str(invalid))
         chosen = np.nonzero(found & (halves == "held_out"))[0]
         estimates, opinions = read_all(age_heads(), [inputs[i] for i in chosen])
         readings = Readings(ages[chosen], estimates, opinions)

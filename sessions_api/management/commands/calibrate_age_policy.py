@@ -111,14 +111,13 @@ class Command(BaseCommand):
         minors = [face.name for _, face in extra if face.true_age < 25]
         if minors:
             raise CommandError(f"--training-only folders must hold adults only (25 and over): {minors[0]} is not")
-        inputs = read_inputs(
-            [face for _, face in faces + extra],
-            cache=Path(cache),
-            progress=progress_printer(len(faces) + len(extra)),
-            jobs=max(1, jobs),
-        )
         halves = np.array([split_half(face.split_key) for _, face in faces] + ["calibration"] * len(extra))
         faces = faces + extra
+        if in_force:  # only the held-out half is read
+            faces, halves = [faces[i] for i in np.nonzero(halves == "held_out")[0]], halves[halves == "held_out"]
+        inputs = read_inputs(
+            [face for _, face in faces], cache=Path(cache), progress=progress_printer(len(faces)), jobs=max(1, jobs)
+        )
         found = np.array([i.found for i in inputs])
         ages = np.array([face.true_age for _, face in faces])
         sets = np.array([name for name, _ in faces])

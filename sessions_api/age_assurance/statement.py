@@ -593,7 +593,11 @@ def statement_markdown(
         "python manage.py audit_age_labels ../shared/data/faces-dev ../shared/data/faces-aaf "
         "../shared/data/faces-pairs   # the faces farthest from their label",
         "python manage.py calibrate_age_policy ../shared/data/faces-dev ../shared/data/faces-aaf "
-        "../shared/data/faces-pairs   # trains the readers, writes the policy file",
+        "../shared/data/faces-pairs"
+        + "".join(f" --training-only ../shared/data/{name}" for name in data.get("training_only", []))
+        + "   # trains the readers, writes the policy file",
+        "python manage.py calibrate_age_policy ../shared/data/faces-dev ../shared/data/faces-aaf "
+        "../shared/data/faces-pairs --in-force   # the pair in force on the held-out half, with the fairness table",
         f"{command}   # writes this file",
         "python manage.py evaluate_age ../shared/data/faces-aaf --csv rows.csv   # one whole set, every image",
         "python manage.py evaluate_face_match ../shared/data/faces-pairs --csv pairs.csv   # the holder match",

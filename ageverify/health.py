@@ -1,7 +1,13 @@
-"""Load balancer probes: /healthz (the process answers) and /readyz (database and broker reachable)."""
+"""Load balancer probes: /healthz (the process answers) and /readyz (database and broker reachable).
+
+/readyz also carries `warnings` for what needs an operator soon but leaves the process fit to serve:
+a reader certificate near its expiry, or one that cannot sign (the digital ID alone is then withheld).
+"""
 
 from django.db import connection
 from django.http import JsonResponse
+
+from sessions_api.reader_certificate import reader_certificate_status
 
 from .celery import app as celery_app
 
@@ -25,4 +31,8 @@ def readyz(request):
     except Exception as error:
         checks["broker"] = f"unavailable: {error.__class__.__name__}"
     ready = all(value == "ok" for value in checks.values())
-    return JsonResponse({"status": "ready" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
+    body = {"status": "ready" if ready else "unavailable", "checks": checks}
+    reader = reader_certificate_status()
+    if reader.state in ("expiring", "refused"):
+        body["warnings"] = {"readerCertificate": f"{reader.state}: {reader.detail}"}
+    return JsonResponse(body, status=200 if ready else 503)

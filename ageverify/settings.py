@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "flow",
     "dashboard",
     "pipeline",
+    "assurance",
 ]
 
 MIDDLEWARE = [
@@ -513,13 +514,13 @@ CLIENT_SESSIONS_BURST_PER_ADDRESS = ENV.integer(
     "CLIENT_SESSIONS_BURST_PER_ADDRESS", 10, "at once: the same per client address, across all keys"
 )
 IDEMPOTENCY_TTL = timedelta(hours=24)
-# The calibrated age policy (sessions_api/age_assurance/policy.py); empty: the committed age_policy.json.
+# The calibrated age policy (sessions_api/age_policy.py); empty: the committed age_policy.json.
 ENV.section = "Hosted flow"
 AGE_POLICY_FILE = ENV.text(
     "AGE_POLICY_FILE",
     "",
     "the calibrated age policy to use",
-    shown="`sessions_api/age_assurance/age_policy.json`",
+    shown="`sessions_api/age_policy.json`",
     example="/etc/ageverify/age_policy.json",
 )
 # The two age readers that policy was calibrated for (checks/age_heads.py): their sha256 must be the one the policy
@@ -555,6 +556,33 @@ AGE_PASS_METHODS = ENV.items(
 )
 if set(AGE_PASS_METHODS) - {"face", "document", "digital_id"}:
     raise ConfigurationError(f"AGE_PASS_METHODS names methods face, document, digital_id; got {AGE_PASS_METHODS}")
+# Digital ID (docs/digital-id.md): the operator's reader certificate, which signs the wallet requests.
+DIGITAL_ID_READER_KEY_FILE = ENV.text(
+    "DIGITAL_ID_READER_KEY_FILE",
+    "",
+    "PEM file of the reader certificate's private key (`manage.py reader_certificate csr` writes it); unset: "
+    "wallet requests go unsigned, and only to tenants whose operator allows that for testing",
+    example="/etc/ageverify/reader.key",
+)
+DIGITAL_ID_READER_CHAIN_FILE = ENV.text(
+    "DIGITAL_ID_READER_CHAIN_FILE",
+    "",
+    "PEM file of the issued reader certificate chain, leaf first (`manage.py reader_certificate import` writes it)",
+    example="/etc/ageverify/reader-chain.pem",
+)
+DIGITAL_ID_CLIENT_ID_SCHEME = ENV.choice(
+    "DIGITAL_ID_CLIENT_ID_SCHEME",
+    "x509_san_dns",
+    ["x509_san_dns", "x509_hash"],
+    "the OpenID4VP client identifier of signed requests: the `PUBLIC_BASE_URL` host named in the leaf's SAN, "
+    "or the hash of the leaf",
+)
+DIGITAL_ID_READER_WARN_DAYS = ENV.integer(
+    "DIGITAL_ID_READER_WARN_DAYS",
+    30,
+    "days before the reader certificate expires that `/readyz` and the admin start warning",
+    minimum=1,
+)
 # An in-progress idempotent request older than this is taken as abandoned (its process died).
 IDEMPOTENCY_LOCK_TIMEOUT = timedelta(seconds=60)
 
@@ -687,6 +715,16 @@ ANALYSIS_QUEUE_SHARDS = ENV.integer(
     "queues the analyses are spread over by tenant and client address; workers take from them in turn (`1`: "
     "one queue, first in first out)",
     minimum=1,
+)
+# At most this many analyses of one tenant's users at one client address run at once, whatever the number of worker
+# processes (sessions_api.analysis_lanes): one address's flood cannot take every process when the others' queues are
+# empty, and the next user is taken at once.
+ANALYSIS_RUNNING_PER_ADDRESS = ENV.integer(
+    "ANALYSIS_RUNNING_PER_ADDRESS",
+    1,
+    "analyses of one tenant's users at one client address that run at once; more wait a second and try again "
+    "(`0`: no limit)",
+    minimum=0,
 )
 PIPELINE_ANALYSIS_MAX_WAIT = ENV.number(
     "PIPELINE_ANALYSIS_MAX_WAIT", 120, "seconds above which `/ops/pipeline` fails the oldest waiting analysis check"

@@ -32,7 +32,7 @@ def main() -> None:
     if sum(map(bool, (options.directory, options.synthetic, options.flash))) != 1:
         parser.error("give a DIR, --synthetic N or --flash N")
     # The same code as `manage.py evaluate_pad DIR`, without Django's settings: the checks need none.
-    from sessions_api.age_assurance.pad_evaluation import evaluate, report_lines
+    from assurance.pad_evaluation import evaluate, report_lines
 
     if options.directory:
         print("\n".join(report_lines(evaluate(Path(options.directory)))))
@@ -40,8 +40,8 @@ def main() -> None:
     from tests.support.pad import synthetic_set
 
     if options.flash:
-        from sessions_api.age_assurance.pad_calibration import flash_calibration
-        from sessions_api.age_assurance.pad_calibration import report_lines as calibration_lines
+        from assurance.pad_calibration import flash_calibration
+        from assurance.pad_calibration import report_lines as calibration_lines
 
         with tempfile.TemporaryDirectory() as folder:
             synthetic_set(Path(folder), per_type=options.flash, kinds=("genuine",))

@@ -12,7 +12,7 @@ dlib's face descriptor into the estimate we report, and read the descriptor alon
 second opinion that can veto an approval.
 
 How far that estimate can be trusted against an age limit (threshold, `ageConfidence`) is measured
-on labelled faces and lives in the calibrated policy (sessions_api.age_assurance), not here.
+on labelled faces and lives in the calibrated policy (assurance), not here.
 """
 
 from __future__ import annotations

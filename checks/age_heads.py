@@ -12,11 +12,11 @@ file (READABLE names the choices):
 * the **second opinion** reads dlib's descriptor only: another backbone (a ResNet trained for identity
   on other data), so its gross errors (a laughing child read as an adult) rarely coincide with the
   estimate's. It can only veto: a face approves when both read it well above the limit
-  (sessions_api.age_assurance.policy).
+  (sessions_api.age_policy).
 
 The weights file is written by that command and committed (or, for an operator's own refit, written where
 the AGE_READERS_FILE setting points). The policy records its sha256, and the service puts a policy and its
-readers in force together (heads_use, called by sessions_api.age_assurance.policy): readers whose bytes are
+readers in force together (heads_use, called by sessions_api.age_policy): readers whose bytes are
 not the ones the policy was calibrated for are refused, and the service does not start.
 """
 

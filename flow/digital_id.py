@@ -3,6 +3,8 @@
   POST /flow/digital-id/request      a new single-use request: {"requestId", "digital"} for navigator.credentials.get
   POST /flow/digital-id/response     {"requestId", "protocol", "data"}: the wallet's answer, verified and decided
   POST /flow/digital-id/test-wallet  sandbox only, {"requestId", "over"}: the built-in test issuer's answer
+  POST /flow/digital-id/phone        a new cross-device request: {"requestId", "link", "qrSvg"} for a phone's wallet
+  POST /flow/digital-id/phone/progress  {"requestId"}: {"state", "message", "next"} while the page shows the code
 
 Every answer is JSON; a session not at a step that offers it gets 409 with the page it belongs on.
 """
@@ -10,6 +12,7 @@ Every answer is JSON; a session not at a step that offers it gets 409 with the p
 import json
 from functools import wraps
 
+import segno
 from django.http import HttpResponse, JsonResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -17,6 +20,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from sessions_api.choices import Status
+from sessions_api.cross_device import cross_device_progress, cross_device_request_create
 from sessions_api.digital_id import (
     DigitalIdUnavailable,
     digital_id_request_create,
@@ -98,3 +102,25 @@ def test_wallet(request, session, body):
     if not isinstance(body.get("over"), bool):
         raise DigitalIdUnavailable(session.id)
     return sandbox_wallet_answer(session=session, request_id=body.get("requestId"), over=body["over"])
+
+
+def _qr_svg(link: str) -> str:
+    """The link as an inline SVG QR code (no script, no external resource: the flow's CSP holds)."""
+    title = gettext("QR code for your wallet app")
+    return segno.make(link, error="m").svg_inline(scale=4, border=4, title=title, dark="#000", light="#fff")
+
+
+@digital_id_endpoint
+def phone_request(request, session, body):
+    created = cross_device_request_create(session=session)
+    return {"requestId": created.request_id, "link": created.link, "qrSvg": _qr_svg(created.link)}
+
+
+@digital_id_endpoint
+def phone_progress(request, session, body):
+    request_id = body.get("requestId")
+    if not isinstance(request_id, str):
+        return _json({"error": "malformed_json"}, 400)
+    progress = cross_device_progress(session=session, request_id=request_id)
+    message = gettext(progress.message) % {"age_limit": session.age_limit} if progress.message else None
+    return {"state": progress.state, "message": message, "next": None}

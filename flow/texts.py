@@ -89,6 +89,9 @@ SCRIPT_TEXTS = {
     "digitalIdNotVerified": _("We could not verify this digital ID. You can try again or use another way below."),
     "digitalIdFollow": _("Follow the steps on your phone or in your wallet."),
     "digitalIdDeclined": _("No digital ID was shared. You can try again or continue another way."),
+    "digitalIdPhoneWaiting": _("Waiting for your wallet…"),
+    "digitalIdPhoneFetched": _("Your wallet has the request: confirm it on your phone."),
+    "digitalIdPhoneExpired": _("This code can no longer be used. Show a new code to try again."),
     # static/flow/progress.js
     "progressSlow": _("This is taking longer than usual. Please keep this page open."),
 }

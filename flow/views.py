@@ -37,6 +37,7 @@ from django.views.decorators.http import require_GET, require_POST
 from age_passes.services import age_pass_save_offered, age_pass_use_offered
 from core.client_address import client_address
 from sessions_api.choices import Mode, Reason, Status
+from sessions_api.cross_device import cross_device_offered
 from sessions_api.decision import MAX_ATTEMPTS
 from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
@@ -106,7 +107,7 @@ def _context(session, **extra):
 
 def _with_digital_id(session) -> dict:
     """The digital-ID block beside a step: shown where the tenant enabled it (the page's script checks the browser)."""
-    return {"digital_id": digital_id_offered(session)}
+    return {"digital_id": digital_id_offered(session), "digital_id_phone": cross_device_offered(session)}
 
 
 @require_GET
@@ -148,6 +149,7 @@ def consent(request, session):
             presence=session_presence_required(session),
             # A sandbox session tries its test wallet on the outcomes page.
             digital_id=session.mode == Mode.LIVE and digital_id_offered(session),
+            digital_id_phone=cross_device_offered(session),
             age_pass=age_pass_use_offered(session),
         ),
     )

@@ -69,6 +69,17 @@ ensure_axe_core() {
   .venv/bin/python scripts/install_axe_core.py
 }
 
+# The tests' phone wallet (npm: OpenID4VP and mdoc libraries, locked and integrity-checked). Needs npm.
+ensure_test_wallet() {
+  .venv/bin/python scripts/install_test_wallet.py
+}
+
+# The wallet-side npm libraries (pinned by tests/support/wallet_node/package-lock.json, integrity-checked
+# by `npm ci`) the tests run by node to check the service's signed wallet requests. Needs npm.
+ensure_wallet_libraries() {
+  .venv/bin/python scripts/install_wallet_libraries.py
+}
+
 # The hosted flow's catalogs (flow/locale/*.po, committed) compiled to .mo with GNU gettext's msgfmt.
 ensure_translations() {
   ensure_apt gettext

@@ -69,7 +69,7 @@ def age_policy_page(request):
 
     from checks.age import age_network
 
-    from .age_assurance.policy import age_policy
+    from .age_policy import age_policy
 
     policy = age_policy()
     rows = []

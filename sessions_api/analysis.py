@@ -26,7 +26,7 @@ from django.utils import timezone
 from checks.images import decoded_once
 from checks.results import HolderMatch
 
-from .age_assurance.policy import tenant_face_rule
+from .age_policy import tenant_face_rule
 from .decision import (
     MESSAGE_HEAD_TURNS_MISSING,
     Decision,

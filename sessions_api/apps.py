@@ -12,7 +12,7 @@ class SessionsApiConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from .age_assurance.policy import age_policy
+        from .age_policy import age_policy
 
         # Read at start-up with its readers: a missing or malformed policy, or readers other than those it was
         # calibrated for, stop the service here, not at a user's selfie. Except in the command that writes them,
@@ -29,7 +29,7 @@ def age_policy_matches_network(app_configs=None, **kwargs):
     """The thresholds were measured on one age network; with another they say nothing."""
     from checks.age import age_network
 
-    from .age_assurance.policy import age_policy
+    from .age_policy import age_policy
 
     policy = age_policy()
     if policy.network != age_network():

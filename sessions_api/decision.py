@@ -2,7 +2,7 @@
 
 `decide_selfie` and `decide_document` take what the checks returned (a result or a `Retake`) and the
 rule in force (for a face: the calibrated policy made stricter by the tenant, see
-sessions_api.age_assurance.policy), and return a `Decision`: the status to move to, the reason, the message to show
+sessions_api.age_policy), and return a `Decision`: the status to move to, the reason, the message to show
 on a retake, and the numbers to store. Every failed or unusable attempt counts; the attempt that
 reaches `max_attempts` stops asking again: a document's last attempt ends the session, a selfie's leads to
 the document step (docs/contract.md), where the document, and the digital ID where the tenant offers it,
@@ -19,7 +19,7 @@ from django.utils.translation import gettext_noop
 from checks.document import age_on
 from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
 
-from .age_assurance.policy import FaceRule
+from .age_policy import FaceRule
 from .models import Reason, Status
 from .state_machine import Results
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -23,20 +24,24 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from checks.digital_id.reader import ReaderCertificateRefused
 from checks.digital_id.refusals import PresentationRefused
 from checks.digital_id.request import (
     PROTOCOL_ANNEX_C,
     REQUEST_LIFETIME_SECONDS,
+    WalletRequest,
     browser_request,
     wallet_request_dump,
     wallet_request_load,
     wallet_request_new,
 )
 from checks.digital_id.sandbox_wallet import sandbox_issuer, wallet_present
+from checks.digital_id.signed_request import browser_request_signed
 from checks.digital_id.verifier import presentation_verify
 from checks.results import AgeCredential
 
 from .models import DigitalIdRequest, Mode, Reason, Status, VerificationSession
+from .reader_certificate import ReaderNotConfigured, reader_certificate_status, reader_client_id, reader_identity
 from .state_machine import Results, TransitionNotAllowed, session_transition
 from .trust_anchors import trust_anchors_for, trusted_doc_types
 
@@ -46,6 +51,7 @@ MAX_DIGITAL_ID_ATTEMPTS = 3
 OFFERED_IN = (Status.INITIATED, Status.REQUIRES_DOC)
 DIGITAL_ID_CAUSE_PREFIX = "digital ID: "  # the history's cause of a wallet answer (the dashboard's attempts read it)
 KIND_MDOC = "mdoc"
+OFFERED = "offered"  # the request state's list of the protocols the browser was asked for
 
 # In English here, translated where shown (flow/digital_id.py); %(age_limit)s is filled in after translation.
 MESSAGE_NOT_VERIFIED = gettext_noop("We could not verify this digital ID. You can try again or use another way below.")
@@ -63,6 +69,7 @@ class DigitalIdUnavailable(Exception):
 class DigitalIdOutcome:
     status: str  # the session's status afterwards
     message: str = ""  # for the user, when the session is still open
+    refusal: str = ""  # the verifier's refusal code, when the answer proved nothing
 
 
 def service_origin() -> str:
@@ -71,13 +78,40 @@ def service_origin() -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def digital_id_offered(session: VerificationSession) -> bool:
+def _answerable(session: VerificationSession) -> bool:
+    """The step takes an answer (to a request made while it could be signed, whatever the certificate now)."""
     return (
         session.tenant.digital_id_enabled
         and session.status in OFFERED_IN
         and session.digital_id_attempts < MAX_DIGITAL_ID_ATTEMPTS
         and bool(trusted_doc_types(live=session.mode == Mode.LIVE))
     )
+
+
+def digital_id_offered(session: VerificationSession) -> bool:
+    """The step is shown: it takes answers, and a new request can be signed (or go unsigned, for a tenant testing)."""
+    return _answerable(session) and (
+        session.tenant.digital_id_unsigned_requests or reader_certificate_status().can_sign
+    )
+
+
+def _browser_request(session: VerificationSession, request: WalletRequest) -> dict:
+    """Signed with the reader certificate when it can sign; unsigned only for a tenant testing without one."""
+    unsigned = session.tenant.digital_id_unsigned_requests
+    try:
+        identity = reader_identity()
+        return browser_request_signed(
+            request,
+            identity=identity,
+            client_id=reader_client_id(identity),
+            now=timezone.now(),
+            unsigned_too=unsigned,
+        )
+    except (ReaderNotConfigured, ReaderCertificateRefused) as cannot:
+        if not unsigned:
+            logger.warning("digital ID request for %s not signed: %s", session.id, cannot)
+            raise DigitalIdUnavailable(session.id) from None
+    return browser_request(request)
 
 
 def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dict]:
@@ -89,6 +123,7 @@ def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dic
         doc_types=trusted_doc_types(live=session.mode == Mode.LIVE),
         age_limit=session.age_limit,
     )
+    digital = _browser_request(session, request)
     request_id = "dcr_" + secrets.token_urlsafe(24)
     with transaction.atomic():
         # The session's earlier request goes, and so does every request past its time, key and all.
@@ -96,10 +131,11 @@ def digital_id_request_create(*, session: VerificationSession) -> tuple[str, dic
         DigitalIdRequest.objects.create(
             id=request_id,
             session=session,
-            state=wallet_request_dump(request),
+            # The protocols asked for, kept beside the request: an answer under any other is refused.
+            state={**wallet_request_dump(request), OFFERED: [item["protocol"] for item in digital["requests"]]},
             expires_at=timezone.now() + timedelta(seconds=REQUEST_LIFETIME_SECONDS),
         )
-    return request_id, browser_request(request)
+    return request_id, digital
 
 
 def _request_consume(session: VerificationSession, request_id: str):
@@ -110,10 +146,10 @@ def _request_consume(session: VerificationSession, request_id: str):
             .filter(pk=request_id, session=session, consumed_at__isnull=True, expires_at__gt=timezone.now())
             .first()
         )
-        if row is None:
+        if row is None or row.state.get("transport") == "cross_device":  # a phone's is answered at its response URI
             return None
         DigitalIdRequest.objects.filter(pk=row.pk).update(consumed_at=timezone.now(), state={})
-    return wallet_request_load(row.state)
+    return wallet_request_load(row.state), row.state.get(OFFERED)
 
 
 def _count_failure(session: VerificationSession, cause: str) -> None:
@@ -159,11 +195,24 @@ def digital_id_submit(
     *, session: VerificationSession, request_id: str, protocol: str, data: object
 ) -> DigitalIdOutcome:
     """Verify a wallet's answer to the session's request and decide, or say why not."""
-    if not digital_id_offered(session):
+    if not _answerable(session):
         raise DigitalIdUnavailable(session.id)
-    request = _request_consume(session, request_id) if isinstance(request_id, str) else None
-    if request is None:
+    consumed = _request_consume(session, request_id) if isinstance(request_id, str) else None
+    if consumed is None:
         return DigitalIdOutcome(session.status, MESSAGE_REQUEST_GONE)
+    request, offered = consumed
+    return presentation_decide(session=session, request=request, protocol=protocol, data=data, offered=offered)
+
+
+def presentation_decide(
+    *,
+    session: VerificationSession,
+    request: WalletRequest,
+    protocol: str,
+    data: object,
+    offered: Collection[str] | None = None,
+) -> DigitalIdOutcome:
+    """Verify an answer to a request already consumed for this session, and decide (the browser's and the phone's)."""
     live = session.mode == Mode.LIVE
     try:
         credential = presentation_verify(
@@ -173,13 +222,14 @@ def digital_id_submit(
             anchors=trust_anchors_for(live=live),
             live=live,
             now=timezone.now(),
+            offered=offered,
         )
     except PresentationRefused as refused:
         _count_failure(session, refused.code)
-        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED)
+        return DigitalIdOutcome(session.status, MESSAGE_NOT_VERIFIED, refused.code)
     if credential.outcome == "inconclusive":
         _count_failure(session, "inconclusive: no age_over element settles the limit")
-        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE)
+        return DigitalIdOutcome(session.status, MESSAGE_INCONCLUSIVE, "age_inconclusive")
     try:
         return _decide(session, credential)
     except TransitionNotAllowed:  # decided, cancelled or expired meanwhile: what won stands

@@ -14,7 +14,7 @@ from django.utils import timezone
 from checks.face_match import MATCH_THRESHOLD
 from checks.results import AgeReading
 
-from .age_assurance.policy import FaceRule, tenant_face_rule
+from .age_policy import FaceRule, tenant_face_rule
 from .models import Mode, ProofAge, Reason, Status, Step, VerificationSession
 from .state_machine import ENDS_ANY_OPEN_SESSION, Results, TransitionNotAllowed, session_transition
 

@@ -12,7 +12,7 @@ from core.hot_sql import fetch_one, hot_sql_applies
 from core.identifiers import is_prefixed_ulid
 from tenants.models import Tenant
 
-from .age_assurance.policy import tenant_face_rule
+from .age_policy import tenant_face_rule
 from .choices import Mode
 from .models import (
     AgeCredentialResult,

@@ -8,6 +8,7 @@ from django.conf import settings
 
 from . import analysis, watchdog
 from .analysis import ANALYSIS_TASK_EXPIRES
+from .analysis_lanes import analysis_lane_of, analysis_lane_place
 from .retention import final_sessions_purge as _final_sessions_purge
 from .services import idempotency_records_purge as _idempotency_records_purge
 from .state_machine import sessions_expire_due as _sessions_expire_due
@@ -81,28 +82,48 @@ def _encode(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-@shared_task(name="sessions_api.tasks.selfie_analyse", **_time_limits())
-def selfie_analyse(session_id: str, frames: list[list[str]], capture: dict | None = None) -> None:
-    analysis.selfie_analyse(
-        session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames], capture=capture
-    )
+# A worker process that takes an analysis whose lane (tenant and client address) already has its running analyses
+# puts it back for this long and takes the next user's (sessions_api.analysis_lanes).
+ANALYSIS_LANE_WAIT_SECONDS = 1
 
 
-@shared_task(name="sessions_api.tasks.document_analyse", **_time_limits())
+def _in_lane(task, lane: str | None):
+    """The analysis's place in its lane; when the lane is full, the task goes back to wait (Retry is raised)."""
+    return analysis_lane_place(lane, task.request.id or "", task.time_limit or settings.ANALYSIS_SOFT_TIME_LIMIT + 30)
+
+
+@shared_task(name="sessions_api.tasks.selfie_analyse", bind=True, max_retries=None, **_time_limits())
+def selfie_analyse(
+    self, session_id: str, frames: list[list[str]], capture: dict | None = None, lane: str | None = None
+) -> None:
+    with _in_lane(self, lane) as placed:
+        if not placed:
+            raise self.retry(countdown=ANALYSIS_LANE_WAIT_SECONDS)
+        analysis.selfie_analyse(
+            session_id=session_id, frames=[(step, base64.b64decode(data)) for step, data in frames], capture=capture
+        )
+
+
+@shared_task(name="sessions_api.tasks.document_analyse", bind=True, max_retries=None, **_time_limits())
 def document_analyse(
+    self,
     session_id: str,
     image: str | None,
     back: str | None = None,
     frames: list[list[str]] | None = None,
     capture: dict | None = None,  # absent from messages queued before the document page sent its capture record
+    lane: str | None = None,  # absent from messages queued before lanes (issue 45)
 ) -> None:
-    analysis.document_analyse(
-        session_id=session_id,
-        image=base64.b64decode(image) if image else None,  # None: the document kept from an earlier attempt
-        back=base64.b64decode(back) if back else None,
-        frames=[(step, base64.b64decode(data)) for step, data in frames or []],
-        capture=capture,
-    )
+    with _in_lane(self, lane) as placed:
+        if not placed:
+            raise self.retry(countdown=ANALYSIS_LANE_WAIT_SECONDS)
+        analysis.document_analyse(
+            session_id=session_id,
+            image=base64.b64decode(image) if image else None,  # None: the document kept from an earlier attempt
+            back=base64.b64decode(back) if back else None,
+            frames=[(step, base64.b64decode(data)) for step, data in frames or []],
+            capture=capture,
+        )
 
 
 def _shown_as(session_id: str, pictures: int) -> dict:
@@ -122,6 +143,7 @@ def selfie_analysis_queue(
     selfie_analyse.apply_async(
         queue=analysis_queue_of(tenant_id, client_address),
         args=[session_id, [[step, _encode(data)] for step, data in frames], capture],
+        kwargs={"lane": analysis_lane_of(tenant_id, client_address)},
         expires=ANALYSIS_TASK_EXPIRES,
         **_WORKERS_OWN_TIME_LIMITS,
         **_shown_as(session_id, len(frames)),
@@ -148,6 +170,7 @@ def document_analysis_queue(
             [[step, _encode(data)] for step, data in frames],
             capture,
         ],
+        kwargs={"lane": analysis_lane_of(tenant_id, client_address)},
         expires=ANALYSIS_TASK_EXPIRES,
         **_WORKERS_OWN_TIME_LIMITS,
         **_shown_as(session_id, bool(image) + bool(back) + len(frames)),

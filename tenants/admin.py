@@ -50,7 +50,7 @@ class TenantAdmin(SecretColumnsNotFilterable):
         "retention_days",
         "created_at",
     )
-    list_filter = ("enabled", "webhooks_enabled", "digital_id_enabled")
+    list_filter = ("enabled", "webhooks_enabled", "digital_id_enabled", "digital_id_unsigned_requests")
     search_fields = ("name", "id", "contact_email")
     # Operators never need a partner's signing secret (staff reveal it, audited, in the dashboard): a hint only.
     readonly_fields = (

@@ -14,7 +14,7 @@ SESSION_TTL_MAX_SECONDS = 7 * 24 * 3600
 RETENTION_DEFAULT_DAYS = 90
 RETENTION_MIN_DAYS = 1
 RETENTION_MAX_DAYS = 365
-# The calibrated age policy (sessions_api.age_assurance) never approves a face that its error model finds
+# The calibrated age policy (assurance) never approves a face that its error model finds
 # more likely under the age limit than over it; a tenant may ask for more, never for less.
 AGE_CONFIDENCE_FLOOR = 0.5
 AGE_EXTRA_YEARS_MAX = 15
@@ -43,6 +43,13 @@ class Tenant(models.Model):
         default=False,
         help_text=(
             'Offer "Use a digital ID" (a wallet credential through the browser) beside the selfie and the document.'
+        ),
+    )
+    digital_id_unsigned_requests = models.BooleanField(
+        default=False,
+        help_text=(
+            "For testing only: also send unsigned wallet requests (production wallets answer signed ones only), "
+            "and offer the digital ID without a reader certificate."
         ),
     )
     webhooks_enabled = models.BooleanField(

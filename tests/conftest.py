@@ -196,7 +196,7 @@ def age_policy_file(settings, tmp_path):
     the second opinion's veto off, unless given as a pair `(threshold, second_opinion_threshold)`. The
     policy is configuration, like any setting: the tests then go through the public surface as usual.
     """
-    from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE
+    from sessions_api.age_policy import DEFAULT_POLICY_FILE
 
     in_force: dict[int, float | None] = {}
 

@@ -82,17 +82,17 @@ def test_only_setup_and_the_research_commands_import_the_research_extra():
     research = {"scipy", "onnx", "sklearn"}
     # The age-assurance evaluation toolkit, which only its management commands use, and setup's converter.
     converters = {REPO / "scripts" / "build_age_network.py", REPO / "scripts" / "build_face_description_network.py"}
-    allowed = converters | set((REPO / "sessions_api" / "age_assurance").glob("*.py"))
+    allowed = converters | set((REPO / "assurance").glob("*.py"))
     service = [
         path
         for path in REPO.glob("**/*.py")
-        # research/: tooling run by hand with its own requirements (requirements/research.txt), like bench/
+        # assurance/research/: tooling run by hand with its own requirements (requirements/research.txt), like bench/
         if not {".venv", "tests", "bench", "research", "node_modules"} & set(path.relative_to(REPO).parts)
     ]
     for path in service:
         used = _imports(path) & research
         assert not used or path in allowed, f"{path.relative_to(REPO)} imports {used} (extra research)"
-    assert "scipy" in _imports(REPO / "sessions_api" / "age_assurance" / "statistics.py")
+    assert "scipy" in _imports(REPO / "assurance" / "statistics.py")
 
 
 def test_the_licence_report_covers_everything_installed_and_refuses_nothing():

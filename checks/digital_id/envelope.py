@@ -81,9 +81,13 @@ def openid4vp_open(data: object, request: WalletRequest) -> bytes:
         ((query_id, presentations),) = tokens.items()
         if query_id not in {f"age{index}" for index in range(len(request.doc_types))}:
             raise KeyError(query_id)
+        state = payload.get("state")
         (presentation,) = presentations
-        return b64url_decode(presentation)
+        presentation = b64url_decode(presentation)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise PresentationRefused(
             Refusal.ENVELOPE_MALFORMED, "vp_token must hold exactly one mdoc presentation"
         ) from None
+    if request.state and state != request.state:  # direct_post.jwt: the wallet echoes the request's state
+        raise PresentationRefused(Refusal.NOT_FOR_THIS_REQUEST, "state is not this request's")
+    return presentation

@@ -31,6 +31,18 @@ class Refusal:
     DEVICE_SIGNATURE_INVALID = "device_signature_invalid"
 
 
+class RequestUriRefusal:
+    """Why a cross-device request URI or response URI was refused before any presentation was verified."""
+
+    UNKNOWN = "request_uri_unknown"  # no such request, or not a cross-device one
+    EXPIRED = "request_uri_expired"
+    USED = "request_uri_used"  # the signed request was already fetched once
+    NOT_FETCHED = "request_not_fetched"  # an answer to a request no wallet has fetched
+    REPLAYED = "response_replayed"  # a second answer to a request already answered
+    NOT_OFFERED = "digital_id_not_offered"  # the session was decided, or ran out of tries, meanwhile
+    MALFORMED = "response_body_malformed"  # not a form with one `response` of bounded size
+
+
 class PresentationRefused(Exception):
     """The presentation proves nothing; `code` names the step that refused it."""
 

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cbor2
@@ -22,6 +23,8 @@ from .trust import DOC_TYPES, EU_AGE_ATTESTATION, MOBILE_DRIVING_LICENCE
 
 PROTOCOL_OPENID4VP = "openid4vp-v1-unsigned"
 PROTOCOL_ANNEX_C = "org-iso-mdoc"
+# Not a Digital Credentials API protocol: the cross-device request (`request_uri`, `direct_post.jwt`), cross_device.py.
+PROTOCOL_OPENID4VP_CROSS_DEVICE = "openid4vp-v1-request-uri"
 REQUEST_LIFETIME_SECONDS = 5 * 60
 # Where each doc type keeps its age_over_NN elements.
 NAMESPACES = {EU_AGE_ATTESTATION: "eu.europa.ec.av.1", MOBILE_DRIVING_LICENCE: "org.iso.18013.5.1"}
@@ -45,6 +48,10 @@ class WalletRequest:
     origin: str  # the flow page's origin, as the browser will report it to the wallet
     doc_types: tuple[str, ...]
     age_limit: int
+    # Cross-device only: the verifier's client identifier, where the wallet posts its answer, and the state it echoes.
+    client_id: str = ""
+    response_uri: str = ""
+    state: str = ""
 
     @property
     def nonce_text(self) -> str:
@@ -69,11 +76,25 @@ class WalletRequest:
         return b64url(cbor2.dumps(info))
 
 
-def wallet_request_new(*, origin: str, doc_types: tuple[str, ...], age_limit: int) -> WalletRequest:
+def wallet_request_new(
+    *,
+    origin: str,
+    doc_types: tuple[str, ...],
+    age_limit: int,
+    client_id: str = "",
+    response_uri: str = "",
+) -> WalletRequest:
     if not doc_types or not set(doc_types) <= set(DOC_TYPES):
         raise ValueError(f"doc types must be among {DOC_TYPES}")
     return WalletRequest(
-        secrets.token_bytes(32), ec.generate_private_key(ec.SECP256R1()), origin, tuple(doc_types), age_limit
+        secrets.token_bytes(32),
+        ec.generate_private_key(ec.SECP256R1()),
+        origin,
+        tuple(doc_types),
+        age_limit,
+        client_id=client_id,
+        response_uri=response_uri,
+        state=secrets.token_urlsafe(24) if response_uri else "",
     )
 
 
@@ -86,13 +107,25 @@ def wallet_request_dump(request: WalletRequest) -> dict:
         "origin": request.origin,
         "docTypes": list(request.doc_types),
         "ageLimit": request.age_limit,
+        **(
+            {"clientId": request.client_id, "responseUri": request.response_uri, "state": request.state}
+            if request.response_uri
+            else {}
+        ),
     }
 
 
 def wallet_request_load(state: dict) -> WalletRequest:
     key = ec.derive_private_key(int.from_bytes(b64url_decode(state["key"]), "big"), ec.SECP256R1())
     return WalletRequest(
-        b64url_decode(state["nonce"]), key, state["origin"], tuple(state["docTypes"]), int(state["ageLimit"])
+        b64url_decode(state["nonce"]),
+        key,
+        state["origin"],
+        tuple(state["docTypes"]),
+        int(state["ageLimit"]),
+        client_id=state.get("clientId", ""),
+        response_uri=state.get("responseUri", ""),
+        state=state.get("state", ""),
     )
 
 
@@ -143,14 +176,19 @@ def _openid4vp_data(request: WalletRequest) -> dict:
     }
 
 
-def _annex_c_data(request: WalletRequest) -> dict:
+def _annex_c_data(request: WalletRequest, reader_auth: Callable[[bytes], list] | None = None) -> dict:
+    """Annex C's DeviceRequest and EncryptionInfo; `reader_auth(ItemsRequestBytes)` signs each doc request."""
     doc_requests = []
     for doc_type in request.doc_types:
         items = {
             "docType": doc_type,
             "nameSpaces": {NAMESPACES[doc_type]: {claim: False for claim in age_claims(request.age_limit)}},
         }
-        doc_requests.append({"itemsRequest": cbor2.CBORTag(24, cbor2.dumps(items))})
+        items_bytes = cbor2.dumps(items)
+        doc_request = {"itemsRequest": cbor2.CBORTag(24, items_bytes)}
+        if reader_auth is not None:
+            doc_request["readerAuth"] = reader_auth(items_bytes)
+        doc_requests.append(doc_request)
     device_request = {"version": "1.0", "docRequests": doc_requests}
     return {"deviceRequest": b64url(cbor2.dumps(device_request)), "encryptionInfo": request.encryption_info()}
 

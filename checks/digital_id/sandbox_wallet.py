@@ -26,6 +26,7 @@ from joserfc.jwk import ECKey
 
 from .cose import cose_key_from_public
 from .request import NAMESPACES, PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP, b64url, b64url_decode
+from .signed_request import PROTOCOL_OPENID4VP_SIGNED
 from .trust import DOC_TYPES, MDOC_DOCUMENT_SIGNER_EKU, TrustAnchor
 
 _EPOCH = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
@@ -178,7 +179,10 @@ def device_response(*documents: dict) -> bytes:
 
 
 def _variant(browser_request: dict, protocol: str) -> dict:
-    return next(item["data"] for item in browser_request["requests"] if item["protocol"] == protocol)
+    data = next(item["data"] for item in browser_request["requests"] if item["protocol"] == protocol)
+    if protocol == PROTOCOL_OPENID4VP_SIGNED:  # the parameters are the signed request object's claims
+        return json.loads(b64url_decode(data["request"].split(".")[1]))
+    return data
 
 
 def wallet_transcript(browser_request: dict, *, protocol: str, origin: str) -> list:
@@ -208,7 +212,7 @@ def response_seal(browser_request: dict, *, protocol: str, origin: str, response
         )
         envelope = ["dcapi", {"enc": sealed[:65], "cipherText": sealed[65:]}]
         return {"response": b64url(cbor2.dumps(envelope))}
-    assert protocol == PROTOCOL_OPENID4VP
+    assert protocol in (PROTOCOL_OPENID4VP, PROTOCOL_OPENID4VP_SIGNED)
     jwk = data["client_metadata"]["jwks"]["keys"][0]
     query_id = data["dcql_query"]["credentials"][0]["id"]
     payload = json.dumps({"vp_token": {query_id: [b64url(response)]}})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import cbor2
 
@@ -20,10 +20,12 @@ from .cose import ALGORITHMS, sign1_parse, sign1_verify, x5chain
 from .envelope import annex_c_open, openid4vp_open
 from .mso import issuer_items_verify, mso_parse, mso_validate
 from .refusals import PresentationRefused, Refusal
-from .request import NAMESPACES, PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP, WalletRequest
+from .request import NAMESPACES, PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP, PROTOCOL_OPENID4VP_CROSS_DEVICE, WalletRequest
+from .signed_request import PROTOCOL_OPENID4VP_SIGNED
 from .transcript import session_transcript
 from .trust import TrustAnchor, issuer_path_verify
 
+_PROTOCOLS = {False: (PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP), True: (PROTOCOL_OPENID4VP_CROSS_DEVICE,)}
 _AGE_OVER = re.compile(r"^age_over_(\d{2})$")
 
 
@@ -84,9 +86,18 @@ def presentation_verify(
     anchors: Iterable[TrustAnchor],
     live: bool,
     now: datetime.datetime,
+    offered: Collection[str] | None = None,
 ) -> AgeCredential:
-    """The age credential a presentation proves, or `PresentationRefused` naming the failed step."""
-    if protocol not in (PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP):
+    """The age credential a presentation proves, or `PresentationRefused` naming the failed step.
+
+    `offered`: the protocols the browser was asked for (signed_request.py); unset, the unsigned pair."""
+    if offered is not None:
+        if protocol not in offered:
+            raise PresentationRefused(Refusal.PROTOCOL_NOT_REQUESTED, str(protocol)[:40])
+        if protocol == PROTOCOL_OPENID4VP_SIGNED:  # only the request was signed: the answer is the unsigned one's
+            protocol = PROTOCOL_OPENID4VP
+    # A cross-device request is answered only by its own protocol, and a browser's request never by that one.
+    if protocol not in _PROTOCOLS[bool(request.response_uri)]:
         raise PresentationRefused(Refusal.PROTOCOL_NOT_REQUESTED, str(protocol)[:40])
     transcript = session_transcript(request, protocol)
     if protocol == PROTOCOL_ANNEX_C:

@@ -1,4 +1,6 @@
-/* The digital-ID block: a single-use request prepared on load, presented through the Digital Credentials API. */
+/* The digital-ID block: a single-use request prepared on load, presented through the Digital Credentials API;
+   or, without that API or at the user's choice, a QR code (a link on a phone) for a wallet on a phone, whose
+   progress the page follows until the session is decided. */
 (function () {
   "use strict";
   var root = document.querySelector("[data-digital-id]");
@@ -9,6 +11,14 @@
   var testWalletUrl = root.getAttribute("data-test-wallet-url");
   var hasApi = typeof window.DigitalCredential !== "undefined" && navigator.credentials;
   var prepared = null;
+  var phoneButton = root.querySelector("[data-phone-button]");
+  var phone = root.querySelector("[data-phone]");
+  var phoneQr = root.querySelector("[data-phone-qr]");
+  var phoneLink = root.querySelector("[data-phone-link]");
+  var phoneRenew = root.querySelector("[data-phone-renew]");
+  var phoneRequest = null;
+  var onPhone = window.matchMedia && window.matchMedia("(pointer: coarse)").matches;
+  var POLL_MS = 1500;
 
   function post(url, body) {
     return fetch(url, {
@@ -26,6 +36,9 @@
     if (answer.error !== "unavailable" && answer.next) { window.location.assign(answer.next); return; }
     button.hidden = true;
     Array.prototype.forEach.call(root.querySelectorAll("[data-test-wallet]"), function (test) { test.hidden = true; });
+    phoneRequest = null;
+    if (phoneButton) { phoneButton.hidden = true; }
+    if (phone) { phone.hidden = true; }
     say(answer.message || words("digitalIdUnavailable"));
   }
 
@@ -67,6 +80,52 @@
         say(words("digitalIdDeclined"));
       });
     });
+  }
+
+  function phoneFollow(requestId) {
+    if (!phoneRequest || phoneRequest !== requestId) { return; }
+    post(root.getAttribute("data-phone-progress-url"), {requestId: requestId}).then(function (answer) {
+      if (phoneRequest !== requestId) { return; }
+      if (answer.next) { window.location.assign(answer.next); return; }
+      if (answer.error) { withdraw(answer); return; }
+      if (answer.state === "waiting" || answer.state === "fetched" || answer.state === "checking") {
+        if (answer.state === "fetched") { say(words("digitalIdPhoneFetched")); }
+        if (answer.state === "checking") { say(words("digitalIdChecking")); }
+        window.setTimeout(function () { phoneFollow(requestId); }, POLL_MS);
+        return;
+      }
+      // Answered without a decision, or past its time: this code is spent; the user may ask for another.
+      phoneRequest = null;
+      phoneQr.textContent = "";
+      phoneLink.hidden = true;
+      phoneRenew.hidden = false;
+      say(answer.message || words("digitalIdPhoneExpired"));
+    }, function () { window.setTimeout(function () { phoneFollow(requestId); }, POLL_MS * 2); });
+  }
+
+  function phoneStart() {
+    phoneRequest = null;
+    phoneRenew.hidden = true;
+    if (phoneButton) { phoneButton.hidden = true; }
+    button.hidden = true;  // one request per session at a time: the phone's replaces the browser's
+    phone.hidden = false;
+    return post(root.getAttribute("data-phone-url"), {}).then(function (answer) {
+      if (!answer.requestId) { withdraw(answer); return; }
+      phoneRequest = answer.requestId;
+      phoneQr.innerHTML = answer.qrSvg;  // made by the service (segno) from its own link
+      phoneLink.href = answer.link;
+      phoneLink.hidden = !onPhone;
+      root.setAttribute("data-phone-ready", "true");
+      say(words("digitalIdPhoneWaiting"));
+      phoneFollow(answer.requestId);
+    }, function () { say(words("digitalIdPrepareFailed")); });
+  }
+
+  if (root.getAttribute("data-phone-url")) {
+    root.hidden = false;
+    phoneButton.addEventListener("click", phoneStart);
+    phoneRenew.addEventListener("click", phoneStart);
+    if (hasApi) { phoneButton.hidden = false; } else { phoneStart(); }
   }
 
   if (testWalletUrl) {

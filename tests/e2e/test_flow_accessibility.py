@@ -33,7 +33,7 @@ def _logo_png() -> bytes:
 @pytest.fixture
 def branded(onboarded):
     """The tenant's branding, and the digital-ID offer on (so that its section is on the pages axe checks)."""
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
     tenant_branding_update(
         tenant=onboarded.tenant,
         display_name="Acme Arcade",

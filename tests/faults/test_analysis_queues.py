@@ -10,10 +10,13 @@ analysis at a time, as the smallest deployment does.
 import pytest
 from django.test import Client
 
+from sessions_api.state_machine import session_transition
 from sessions_api.tasks import analysis_queue_of
+from tenants.models import Tenant
 from tenants.services import tenant_create
 from tests.support.api_client import ApiClient
-from tests.support.flow import TEST_CLIENT_ADDRESS, open_flow, post_selfie
+from tests.support.crafted_pictures import flat_png
+from tests.support.flow import TEST_CLIENT_ADDRESS, open_flow, post_document, post_selfie
 from tests.support.outages import broker_at
 from tests.support.waiting import wait_until
 
@@ -77,3 +80,37 @@ def test_one_addresss_backlog_of_analyses_does_not_hold_another_user_of_the_same
     waiting = [visitor for visitor in flooder if visitor.session.status == "processing"]
     # In the tenant's one queue it was decided last; in its address's own queue, first or second.
     assert len(waiting) >= 3, f"only {len(waiting)} of the flooding address's 5 analyses were still waiting"
+
+
+def _document_visitor(api) -> object:
+    visitor = open_flow(api)
+    for status in ("processing", "requires_doc"):
+        session_transition(session_id=visitor.session_id, to=status, cause="test")
+    return visitor
+
+
+def test_one_address_runs_one_analysis_at_a_time_and_the_next_user_is_taken_at_once(
+    onboarded, api, private_redis, start_worker, face_path_on
+):
+    # Issue 45: the queues are served in turn, but when the others are empty every worker process takes the
+    # flooder's next analysis, and a user who arrives then waits for one of them to end (with the worst pictures,
+    # seconds each: here flat 25-megapixel PNGs). With ANALYSIS_RUNNING_PER_ADDRESS the flooder
+    # holds one of the two processes; the other takes the next user at once.
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(document_presence_required=False)  # the picture alone
+    flooder = [_document_visitor(api) for _ in range(4)]
+    neighbour = open_flow(api, Client(REMOTE_ADDR=neighbour_address(onboarded)))
+    with broker_at(private_redis.url):
+        for visitor in flooder:
+            assert post_document(visitor, flat_png()).status_code == 303
+
+    worker = start_worker("analysis", private_redis.url, concurrency=2)  # ANALYSIS_RUNNING_PER_ADDRESS: 1
+    # Both processes have taken one of the flooder's analyses (and, with the limit, put the second back).
+    wait_until(lambda: worker.output().count("document_analyse[") >= 2, timeout=60, describe=worker.output)
+    with broker_at(private_redis.url):
+        post_selfie(neighbour, no_face)
+    wait_until(lambda: neighbour.session.status != "processing", timeout=120, describe=worker.output)
+
+    decided = [visitor for visitor in flooder if visitor.session.status != "processing"]
+    assert not decided, f"{len(decided)} of the flooding address's analyses were decided before the other user's"
+    # The flooder's analyses are all decided in the end, one after another.
+    wait_until(lambda: all(visitor.session.status != "processing" for visitor in flooder), timeout=180)

@@ -114,3 +114,20 @@ def test_an_idempotency_key_whose_request_died_with_the_database_is_free_again_a
     assert retried.status_code == 201, retried.content  # not 409 idempotency_key_in_use for a minute
     assert VerificationSession.objects.count() == 1
     assert client.post("/v1/sessions", body, headers=headers).json() == retried.json()  # and now it replays
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_a_wallet_reaching_the_service_with_the_database_down_gets_temporarily_unavailable(method):
+    from django.test import Client
+
+    client = Client(raise_request_exception=False)
+    path = "/wallet/openid4vp/request/dcr_x" if method == "get" else "/wallet/openid4vp/response/dcr_x"
+
+    with database_unreachable():
+        if method == "get":
+            response = client.get(path)
+        else:
+            response = client.post(path, "response=a.b.c.d.e", content_type="application/x-www-form-urlencoded")
+
+    assert (response.status_code, response.json()) == (503, {"error": "temporarily_unavailable"})
+    assert int(response["Retry-After"]) > 0 and response["Cache-Control"] == "no-store"

@@ -29,7 +29,7 @@ def trusted(db, issuer):
 
 @pytest.fixture
 def enabled(onboarded):
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
 
 
 def _origin():

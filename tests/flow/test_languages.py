@@ -287,7 +287,7 @@ def _listed(problem: str, words_by_page: dict) -> str:
 def every_offer_on(onboarded):
     """The tenant accepts and offers age passes, and offers digital IDs."""
     AgePassPolicy.objects.create(tenant=onboarded.tenant, offer_saving=True, accept_passes=True)
-    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True)
+    Tenant.objects.filter(pk=onboarded.tenant.pk).update(digital_id_enabled=True, digital_id_unsigned_requests=True)
 
 
 @pytest.mark.parametrize("language", shipped_languages())

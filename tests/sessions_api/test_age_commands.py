@@ -17,7 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from checks.results import AgeReading
-from sessions_api.age_assurance.policy import DEFAULT_POLICY_FILE, face_rule, policy_load
+from sessions_api.age_policy import DEFAULT_POLICY_FILE, face_rule, policy_load
 
 SAMPLE_SIZE = 40
 pytestmark = pytest.mark.research_data("faces-dev")
@@ -191,8 +191,8 @@ def test_calibrate_age_policy_trains_the_readers_and_writes_a_policy_with_its_ev
 def test_reading_the_faces_in_two_processes_gives_what_one_process_gives_and_caches_it(sample, tmp_path):
     """calibrate_age_policy --jobs 2 reads each new image in one of two processes: the same inputs, and the same
     again from the cache, so a run that reads the images and one that finds them cached train the same readers."""
-    from sessions_api.age_assurance.labels import labelled_folder
-    from sessions_api.age_assurance.readers import read_inputs
+    from assurance.labels import labelled_folder
+    from assurance.readers import read_inputs
 
     faces = labelled_folder(sample).faces
     faces = [*faces, faces[0]]  # the same image twice is read once
@@ -231,7 +231,7 @@ def test_calibrate_age_policy_refuses_too_few_faces_and_leaves_no_file(sample, t
 
 
 def test_the_label_audit_list_is_well_formed_and_left_out_of_calibration():
-    from sessions_api.age_assurance.label_audit import KINDS, audited_errors
+    from assurance.label_audit import KINDS, audited_errors
 
     errors = audited_errors()
     assert errors and all(row["why"] in KINDS and row["note"] for row in errors.values())
@@ -284,7 +284,7 @@ def test_age_statement_in_two_processes_measures_what_one_process_measures(sampl
 
 
 def _held_out_count(folder: Path) -> int:
-    from sessions_api.age_assurance.calibration import split_half
+    from assurance.calibration import split_half
 
     return sum(split_half(path.name) == "held_out" for path in folder.iterdir())
 
@@ -307,7 +307,7 @@ def test_age_statement_prints_the_holder_match_section_from_evaluate_face_match(
 
 def _adults_aged(research_data: Path, folder: Path, counts: dict[tuple[int, int], int]) -> Path:
     """A folder of held-out faces-dev adults: so many per age band, by name order (links, not copies)."""
-    from sessions_api.age_assurance.calibration import split_half
+    from assurance.calibration import split_half
 
     folder.mkdir()
     for (low, high), count in counts.items():
@@ -405,7 +405,7 @@ def test_age_statement_standardises_each_groups_adults_by_year_of_age(research_d
 
 def test_calibrate_age_policy_in_force_measures_the_pair_in_force_without_training(sample, tmp_path):
     """--in-force trains nothing and writes nothing: its held-out counts are evaluate_age's on the same faces."""
-    from sessions_api.age_assurance.calibration import split_half
+    from assurance.calibration import split_half
 
     policy_before = DEFAULT_POLICY_FILE.read_bytes()
     lines = run("calibrate_age_policy", sample, "--in-force", "--cache", tmp_path / "inputs.npz")

@@ -65,7 +65,7 @@ def adults_folder(research_data, folder: Path, count: int, *, with_a_minor: bool
 def committed_readers_after():
     yield
     # The refit readers were put in use in this process; the committed ones are in use again for the next test.
-    from sessions_api.age_assurance.policy import policy_forget
+    from sessions_api.age_policy import policy_forget
 
     policy_forget()
     heads_use(HEADS_PATH, sha256=heads_digest())
@@ -107,8 +107,8 @@ def test_an_operator_refits_the_readers_and_the_service_loads_them_hash_checked(
     assert f"the two readers, `age_heads.npz` (sha256 {digest[:12]})" in text
 
     # The service reads faces with the refit readers: evaluate_age's estimates are theirs, not the committed ones'.
-    from sessions_api.age_assurance.labels import labelled_folder
-    from sessions_api.age_assurance.readers import read_all, read_inputs
+    from assurance.labels import labelled_folder
+    from assurance.readers import read_all, read_inputs
 
     faces = labelled_folder(own_faces).faces[:4]
     rows_file = tmp_path / "rows.csv"

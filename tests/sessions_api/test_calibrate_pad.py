@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from sessions_api.age_assurance.pad_calibration import threshold_for
+from assurance.pad_calibration import threshold_for
 from tests.support.faces import add_noise, astronaut_portrait, encode
 from tests.support.pad import capture_make, capture_write
 

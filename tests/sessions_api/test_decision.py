@@ -6,7 +6,7 @@ import datetime
 import pytest
 
 from checks.results import AgeReading, DocumentData, HolderMatch, Liveness, Retake
-from sessions_api.age_assurance.policy import FaceRule, LimitPolicy
+from sessions_api.age_policy import FaceRule, LimitPolicy
 from sessions_api.decision import Presence, decide_document, decide_selfie, document_accepted
 
 LIVE = Liveness(is_live=True, liveness_score=0.93)

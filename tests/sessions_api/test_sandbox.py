@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from checks.results import AgeReading
-from sessions_api.age_assurance.policy import face_rule
+from sessions_api.age_policy import face_rule
 from sessions_api.choices import Reason
 from sessions_api.models import SessionEvent
 from sessions_api.state_machine import APPROVED_REASONS

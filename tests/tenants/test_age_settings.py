@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from sessions_api.age_assurance.policy import age_policy
+from sessions_api.age_policy import age_policy
 from tenants.models import Tenant
 from tests.dashboard.test_operators_admin import TENANT_ADD_FORM
 

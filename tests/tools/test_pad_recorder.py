@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions_api.age_assurance.pad_evaluation import capture_read
+from assurance.pad_evaluation import capture_read
 from tests.support.faces import challenge_frames
 from tests.support.pad import page_times
 

@@ -1,1 +1,0 @@
-"""Age assurance of the face path: labelled evaluation, the calibrated policy and its published statement."""

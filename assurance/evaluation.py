@@ -162,9 +162,9 @@ def evaluate_cached(
     force and the decision as in evaluate(), untimed (`seconds` is NaN: the networks did not run here)."""
     from checks.age_heads import age_heads
     from checks.results import AgeReading, Liveness
+    from sessions_api.age_policy import tenant_default_face_rule
+    from sessions_api.decision import decide_selfie
 
-    from ..decision import decide_selfie
-    from .policy import tenant_default_face_rule
     from .readers import read_all, read_inputs
 
     inputs = read_inputs(faces, cache=cache, progress=progress, jobs=jobs)

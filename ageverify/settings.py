@@ -523,6 +523,15 @@ AGE_POLICY_FILE = ENV.text(
     shown="`sessions_api/age_policy.json`",
     example="/etc/ageverify/age_policy.json",
 )
+# The two age readers that policy was calibrated for (checks/age_heads.py): their sha256 must be the one the policy
+# records, or the service does not start. `manage.py calibrate_age_policy` writes both where these two point.
+AGE_READERS_FILE = ENV.text(
+    "AGE_READERS_FILE",
+    "",
+    "the age readers the policy was calibrated for (sha256 checked against the policy)",
+    shown="`checks/models/age_heads.npz`",
+    example="/etc/ageverify/age_readers.npz",
+)
 # Upload POSTs of the hosted flow (flow/upload_rate.py): per session, and per client address.
 FLOW_UPLOAD_RATE_PER_SESSION = ENV.number(
     "FLOW_UPLOAD_RATE_PER_SESSION", 0.05, "upload POSTs of the hosted flow per session, per second (one per 20 s)"

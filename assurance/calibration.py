@@ -30,7 +30,7 @@ from scipy.stats import norm
 
 from sessions_api.age_policy import AGE_LIMITS, FORMAT
 
-from .evaluation import NEAR_BAND_YEARS, adult_band, child_band
+from .evaluation import NEAR_BAND_YEARS, adult_band, child_band, fairness_groups, matched_ages
 from .statistics import clopper_pearson_upper
 
 NEAR_MAX_SHARE = 0.01
@@ -261,14 +261,18 @@ def _share(count: int, total: int) -> dict:
     }
 
 
+def _passes(readings: Readings, t1: float | None, t2: float | None) -> np.ndarray:
+    if t1 is None:
+        return np.zeros(len(readings.true_ages), dtype=bool)
+    passes = readings.estimates >= t1
+    if t2 is not None:
+        passes &= readings.opinions >= t2
+    return passes
+
+
 def shares_at(readings: Readings, limit: int, t1: float | None, t2: float | None) -> dict:
     a = readings.true_ages
-    if t1 is None:
-        passes = np.zeros(len(a), dtype=bool)
-    else:
-        passes = readings.estimates >= t1
-        if t2 is not None:
-            passes &= readings.opinions >= t2
+    passes = _passes(readings, t1, t2)
     near = (a >= limit - NEAR_BAND_YEARS) & (a < limit)
     low, high = child_band(limit)
     children = (a >= low) & (a <= high)
@@ -301,12 +305,14 @@ def policy_document(
     held_out: dict[str, Readings],
     network: str,
     data: dict,
+    held_out_ethnicities: dict[str, list[str | None]] | None = None,
     today: datetime.date | None = None,
 ) -> dict:
     """The policy file: thresholds per limit, confidence models, and the evidence on both halves.
 
     `calibration` holds the out-of-fold readings of the calibration half (all sets pooled); `held_out`
-    the final readers' readings of the held-out half, per set.
+    the final readers' readings of the held-out half, per set; `held_out_ethnicities` their group labels, in the
+    same order (for the fairness table at matched ages only: no threshold reads a label).
     """
     if len(calibration.true_ages) < MIN_CALIBRATION_FACES:
         raise ValueError(f"only {len(calibration.true_ages)} calibration faces with a face found: too few")
@@ -315,6 +321,11 @@ def policy_document(
         np.concatenate([r.true_ages for r in held_out.values()]),
         np.concatenate([r.estimates for r in held_out.values()]),
         np.concatenate([r.opinions for r in held_out.values()]),
+    )
+    labels = held_out_ethnicities or {}
+    groups = fairness_groups(
+        [name for name, r in held_out.items() for _ in r.true_ages],
+        [label for name, r in held_out.items() for label in labels.get(name, [None] * len(r.true_ages))],
     )
     limits = {}
     for limit in AGE_LIMITS:
@@ -331,6 +342,7 @@ def policy_document(
                 "confidence_calibration_error": calibration_error(
                     pooled.true_ages, pooled.estimates, limit, intercept, slope
                 ),
+                "matched_ages": matched_ages(pooled.true_ages, ~_passes(pooled, t1, t2), groups, limit),
             },
         }
     body = {

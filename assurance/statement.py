@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from scipy.stats import norm
 
+from sessions_api.age_policy import capture_rule_lines
 from tenants.models import RETENTION_DEFAULT_DAYS, RETENTION_MAX_DAYS, RETENTION_MIN_DAYS
 
 from .digital_id_statement import digital_id_lines
@@ -387,8 +388,9 @@ def statement_markdown(
         "1. Liveness: a random head-turn challenge, checked on the face's landmarks (photos, screens and tilted "
         "prints fail). Three attempts per session.",
         f"2. Age: exactly one dominant face per frame; {network['output']}.",
-        "3. Policy: for the session's age limit, **every** frontal frame's estimate must reach the calibrated "
-        "threshold, the second opinion must reach its own threshold in every frame (it can veto, never approve), "
+        "3. Policy: for the session's age limit, the most frontal frame's estimate and the median of the frontal "
+        "frames' estimates (of two, the lower one) must reach the calibrated threshold, the second opinion, read "
+        "once per capture, must reach its own threshold (it can veto, never approve), "
         "and `ageConfidence` (the probability that the person is at least the age limit, given the estimate) must "
         "reach the minimum (0.5, or the tenant's higher setting). Tenants may add years to both thresholds and "
         "raise the minimum, never lower either.",
@@ -458,6 +460,7 @@ def statement_markdown(
             f"| {limit} | {pair} | {_stored_share(out['near_approved'])} | {_stored_share(out['younger_approved'])} | "
             f"{_stored_share(out['adults_to_document'])} | {out['vetoed_by_second_opinion']} | {bound} |"
         )
+    lines += ["", *capture_rule_lines()]
     lines += [
         "",
         "### By set (held-out half): adults sent to a document",

@@ -10,7 +10,7 @@ from dashboard.forms import OperatorAuthenticationForm
 from flow.sdk_files import sdk_view
 from pipeline.views import pipeline_status_view
 from sessions_api.admin import age_policy_page
-from sessions_api.api import wallet
+from wallets import views as wallet
 
 from .docs_site import docs_site
 from .health import healthz, readyz

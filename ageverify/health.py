@@ -7,7 +7,7 @@ a reader certificate near its expiry, or one that cannot sign (the digital ID al
 from django.db import connection
 from django.http import JsonResponse
 
-from sessions_api.reader_certificate import reader_certificate_status
+from wallets.reader_certificate import reader_certificate_status
 
 from .celery import app as celery_app
 

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "tenants",
     "webhooks",
     "sessions_api",
+    "wallets",
     "age_passes",
     "flow",
     "dashboard",

@@ -10,7 +10,6 @@ from dashboard.forms import OperatorAuthenticationForm
 from flow.sdk_files import sdk_view
 from pipeline.views import pipeline_status_view
 from sessions_api.admin import age_policy_page
-from sessions_api.api import wallet
 
 from .docs_site import docs_site
 from .health import healthz, readyz
@@ -32,8 +31,7 @@ urlpatterns = [
     re_path(r"^docs/(?P<path>.*)$", docs_site, name="docs-site"),
     path("flow/", include("flow.urls")),
     # A phone's wallet answering the digital-ID step of a desktop (cross-device OpenID4VP).
-    path("wallet/openid4vp/request/<str:request_id>", wallet.request_object, name="wallet-request"),
-    path("wallet/openid4vp/response/<str:request_id>", wallet.response, name="wallet-response"),
+    path("wallet/openid4vp/", include("wallets.urls")),
     path("sdk/v1/<str:name>", sdk_view, name="sdk-file"),
     path("dashboard/", include("dashboard.urls")),
     path("admin/age-policy/", admin.site.admin_view(age_policy_page), name="admin_age_policy"),

@@ -7,7 +7,7 @@ from checks.digital_id.cbor import MAX_DEPTH as MAX_CBOR_DEPTH
 from checks.digital_id.cbor import MAX_ITEMS as MAX_CBOR_ITEMS
 from checks.digital_id.mso import CLOCK_SKEW
 from checks.digital_id.request import REQUEST_LIFETIME_SECONDS
-from sessions_api.digital_id import MAX_DIGITAL_ID_ATTEMPTS
+from wallets.digital_id import MAX_DIGITAL_ID_ATTEMPTS
 
 CLOCK_SKEW_MINUTES = int(CLOCK_SKEW.total_seconds() // 60)
 

@@ -16,12 +16,12 @@ from sessions_api.decision import (
     MESSAGE_NOT_LIVE,
     MESSAGE_ZONES_DISAGREE,
 )
-from sessions_api.digital_id import DIGITAL_ID_CAUSE_PREFIX
 from sessions_api.models import DocumentResult, SessionDailyCount, SessionEvent, Status, VerificationSession
 from sessions_api.sandbox import SANDBOX_CAUSE_PREFIX
 from sessions_api.state_machine import APPROVED_REASONS
 from sessions_api.submission import CAUSE_FACE_PATH_OFF, CAUSE_NO_CAMERA
 from tenants.models import ApiKey, Tenant
+from wallets.digital_id import DIGITAL_ID_CAUSE_PREFIX
 from webhooks.models import WebhookDelivery
 from webhooks.selectors import default_notification_url, deliveries_for_subject, deliveries_for_tenant
 

@@ -20,14 +20,14 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from sessions_api.choices import Status
-from sessions_api.cross_device import cross_device_progress, cross_device_request_create
-from sessions_api.digital_id import (
+from sessions_api.selectors import session_get
+from wallets.cross_device import cross_device_progress, cross_device_request_create
+from wallets.digital_id import (
     DigitalIdUnavailable,
     digital_id_request_create,
     digital_id_submit,
     sandbox_wallet_answer,
 )
-from sessions_api.selectors import session_get
 
 from .age_pass import save_right_grant
 from .headers import flow_headers

@@ -37,9 +37,7 @@ from django.views.decorators.http import require_GET, require_POST
 from age_passes.services import age_pass_save_offered, age_pass_use_offered
 from core.client_address import client_address
 from sessions_api.choices import Mode, Reason, Status
-from sessions_api.cross_device import cross_device_offered
 from sessions_api.decision import MAX_ATTEMPTS
-from sessions_api.digital_id import digital_id_offered
 from sessions_api.flow_link import FlowLinkRejected, flow_link_verify
 from sessions_api.return_urls import return_url
 from sessions_api.sandbox import SANDBOX_CAUSE_PREFIX, sandbox_advance
@@ -62,6 +60,8 @@ from sessions_api.submission import (
     selfie_submit,
 )
 from tenants.branding import tenant_branding
+from wallets.cross_device import cross_device_offered
+from wallets.digital_id import digital_id_offered
 
 from .age_pass import save_right_read
 from .cookie import flow_cookie_read, flow_cookie_set

@@ -9,7 +9,6 @@ from .models import (
     DocumentResult,
     LivenessResult,
     SessionEvent,
-    TrustAnchorRecord,
     VerificationSession,
 )
 
@@ -85,27 +84,3 @@ def age_policy_page(request):
         "network_matches": policy.network == age_network(),
     }
     return TemplateResponse(request, "admin/age_policy.html", context)
-
-
-@admin.register(TrustAnchorRecord)
-class TrustAnchorAdmin(admin.ModelAdmin):
-    """Read-only: anchors are loaded, refreshed and removed by `manage.py trust_anchors`, which checks them."""
-
-    list_display = ("subject", "source", "sandbox", "doc_types", "not_after", "loaded_at")
-    list_filter = ("source", "sandbox")
-    readonly_fields = (
-        "subject",
-        "source",
-        "sandbox",
-        "doc_types",
-        "fingerprint",
-        "not_after",
-        "loaded_at",
-        "certificate_pem",
-    )
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

@@ -39,7 +39,7 @@ class VerificationSession(models.Model):
     # Uploads refused before analysis (not a picture, too large, frames missing); bounded per session
     # (sessions_api.submission.MAX_REFUSED_UPLOADS) so a refusal cannot be repeated for ever.
     refused_uploads = models.PositiveSmallIntegerField(default=0)
-    # Wallet answers that proved nothing (sessions_api.digital_id); past its maximum the step is withdrawn.
+    # Wallet answers that proved nothing (wallets.digital_id); past its maximum the step is withdrawn.
     digital_id_attempts = models.PositiveSmallIntegerField(default=0)
     # The active liveness challenge shown to the user (e.g. ["left", "right", "center"]); not biometric.
     liveness_challenge = models.JSONField(default=list, blank=True)

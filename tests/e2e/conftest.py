@@ -20,9 +20,9 @@ import requests
 
 from checks.digital_id.sandbox_wallet import issuer_create
 from checks.digital_id.trust import EU_AGE_ATTESTATION
-from sessions_api.trust_anchors import trust_anchors_replace
 from tenants.models import Tenant
 from tests.support.camera import SCRIPTED_CAMERA_JS
+from wallets.trust_anchors import trust_anchors_replace
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to run
 # beside it. Each ORM call in these tests is still synchronous and in this one thread.

@@ -11,9 +11,9 @@ from checks.digital_id.request import PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP
 from checks.digital_id.sandbox_wallet import issuer_create, sandbox_issuer, wallet_present
 from checks.digital_id.trust import EU_AGE_ATTESTATION
 from sessions_api.models import DigitalIdRequest
-from sessions_api.trust_anchors import trust_anchors_replace
 from tenants.models import Tenant
 from tests.support.flow import open_flow
+from wallets.trust_anchors import trust_anchors_replace
 
 
 @pytest.fixture(scope="module")

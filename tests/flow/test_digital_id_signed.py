@@ -13,11 +13,11 @@ from checks.digital_id.request import PROTOCOL_ANNEX_C, PROTOCOL_OPENID4VP, b64u
 from checks.digital_id.sandbox_wallet import issuer_create, wallet_present
 from checks.digital_id.signed_request import PROTOCOL_OPENID4VP_SIGNED
 from checks.digital_id.trust import EU_AGE_ATTESTATION
-from sessions_api.trust_anchors import trust_anchors_replace
 from tenants.models import Tenant
 from tests.support.flow import open_flow
 from tests.support.reader_ca import reader_configure
 from tests.support.wallet_libraries import wallet_check_request
+from wallets.trust_anchors import trust_anchors_replace
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ USER_MESSAGE_MODULES = (
     "sessions_api.submission",
     "flow.uploads",
     "flow.texts",
-    "sessions_api.digital_id",
+    "wallets.digital_id",
     "flow.digital_id",
     "age_passes.services",
     "flow.age_pass",

@@ -9,7 +9,7 @@ from django.utils import timezone
 from checks.digital_id.request import PROTOCOL_ANNEX_C
 from checks.digital_id.sandbox_wallet import issuer_create, wallet_present
 from checks.digital_id.trust import EU_AGE_ATTESTATION
-from sessions_api.trust_anchors import trust_anchors_replace
+from wallets.trust_anchors import trust_anchors_replace
 
 
 def trusted_issuer():

@@ -5,8 +5,8 @@
 
 The flow's strings are the ones marked for translation in its templates (templates/flow/,
 templates/age_passes/), its Python (flow/: pages, error pages, the texts its scripts show) and the user
-messages the checks, the session services and the age passes return (checks/, sessions_api/, age_passes/,
-marked with gettext_noop, translated where shown).
+messages the checks, the session services, the wallets and the age passes return (checks/, sessions_api/,
+wallets/, age_passes/, marked with gettext_noop, translated where shown).
 Django's makemessages does the extraction (GNU gettext: xgettext, msgmerge); after an update,
 translate the new entries in every .po and remove their "fuzzy" flags. The .mo files are compiled
 by scripts/compile_translations.py (run by scripts/test and scripts/demo).
@@ -33,6 +33,7 @@ SOURCES = (
     os.path.join("templates", "age_passes"),
     "checks",
     "sessions_api",
+    "wallets",
 )
 
 

@@ -31,7 +31,7 @@ from checks.digital_id.reader import (
     reader_identity_load,
     reader_key_create,
 )
-from sessions_api.reader_certificate import (
+from wallets.reader_certificate import (
     ReaderNotConfigured,
     reader_certificate_status,
     reader_identity,

@@ -39,10 +39,10 @@ from checks.digital_id.sandbox_wallet import sandbox_issuer, wallet_present
 from checks.digital_id.signed_request import browser_request_signed
 from checks.digital_id.verifier import presentation_verify
 from checks.results import AgeCredential
+from sessions_api.models import DigitalIdRequest, Mode, Reason, Status, VerificationSession
+from sessions_api.state_machine import Results, TransitionNotAllowed, session_transition
 
-from .models import DigitalIdRequest, Mode, Reason, Status, VerificationSession
 from .reader_certificate import ReaderNotConfigured, reader_certificate_status, reader_client_id, reader_identity
-from .state_machine import Results, TransitionNotAllowed, session_transition
 from .trust_anchors import trust_anchors_for, trusted_doc_types
 
 logger = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from checks.digital_id.cross_device import (
     wallet_nonce_read,
 )
 from checks.digital_id.refusals import RequestUriRefusal
-from sessions_api.cross_device import cross_device_answer, cross_device_request_fetch
+from core.outages import is_backend_outage
 
-from .problems import is_backend_outage
+from .cross_device import cross_device_answer, cross_device_request_fetch
 
 logger = logging.getLogger(__name__)
 FORM = "application/x-www-form-urlencoded"

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from checks.digital_id.reader import ReaderCertificateRefused
-from sessions_api.reader_certificate import (
+from tests.support.reader_ca import NOW, reader_ca_create, reader_files
+from wallets.reader_certificate import (
     ReaderNotConfigured,
     reader_certificate_status,
     request_object_sign,
     service_host,
 )
-from tests.support.reader_ca import NOW, reader_ca_create, reader_files
 
 
 @pytest.fixture

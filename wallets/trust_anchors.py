@@ -19,8 +19,7 @@ from django.db import transaction
 
 from checks.digital_id.sandbox_wallet import sandbox_issuer
 from checks.digital_id.trust import DOC_TYPES, TrustAnchor
-
-from .models import TrustAnchorRecord
+from sessions_api.models import TrustAnchorRecord
 
 SANDBOX_SOURCE = "sandbox"
 

@@ -10,8 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from checks.digital_id.reader import reader_csr_create
-from sessions_api.reader_certificate import request_object_sign, service_host
 from tests.support.reader_ca import NOW, pem, reader_ca_create, reader_configure
+from wallets.reader_certificate import request_object_sign, service_host
 
 
 def _run(*args) -> str:

@@ -19,7 +19,7 @@ from django.utils import timezone
 from checks.digital_id.trust import DOC_TYPES, EU_AGE_ATTESTATION
 from checks.digital_id.trusted_list import TrustedListRejected, etsi_list_verify, vical_verify
 from sessions_api.models import TrustAnchorRecord
-from sessions_api.trust_anchors import trust_anchors_replace
+from wallets.trust_anchors import trust_anchors_replace
 
 
 def _read(path: str) -> bytes:

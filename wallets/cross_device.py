@@ -33,6 +33,7 @@ from checks.digital_id.request import (
     wallet_request_load,
     wallet_request_new,
 )
+from sessions_api.models import DigitalIdRequest, Mode, VerificationSession
 
 from .digital_id import (
     MESSAGE_REQUEST_GONE,
@@ -41,7 +42,6 @@ from .digital_id import (
     presentation_decide,
     service_origin,
 )
-from .models import DigitalIdRequest, Mode, VerificationSession
 from .reader_certificate import (
     ReaderNotConfigured,
     reader_certificate_status,

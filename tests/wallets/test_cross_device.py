@@ -18,10 +18,10 @@ from joserfc.jwk import ECKey
 from checks.digital_id.sandbox_wallet import issuer_create
 from checks.digital_id.trust import EU_AGE_ATTESTATION
 from sessions_api.models import DigitalIdRequest
-from sessions_api.trust_anchors import trust_anchors_replace
 from tenants.models import Tenant
 from tests.support.flow import open_flow
 from tests.support.reader_ca import reader_configure
+from wallets.trust_anchors import trust_anchors_replace
 
 FORM = "application/x-www-form-urlencoded"
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from checks.digital_id.sandbox_wallet import cose_sign1_create, issuer_create
 from checks.digital_id.trust import EU_AGE_ATTESTATION, MOBILE_DRIVING_LICENCE
 from sessions_api.models import TrustAnchorRecord
-from sessions_api.trust_anchors import trust_anchors_for, trusted_doc_types
+from wallets.trust_anchors import trust_anchors_for, trusted_doc_types
 
 pytestmark = pytest.mark.django_db
 

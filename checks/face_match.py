@@ -168,20 +168,23 @@ class FaceMatcher:
         self._network = dlib.face_recognition_model_v1(str(model_verify()))
         self._lock = threading.Lock()
 
-    def descriptor(self, chip: np.ndarray) -> FaceDescriptor:
+    def descriptor(self, chip: np.ndarray, *, mirror: bool = True) -> FaceDescriptor:
         """The chip's descriptor averaged with its mirror image's (a face is the same person in a
         mirror; on the pairs data the average lowered the false non-match rate at a given false
-        match rate)."""
+        match rate); `mirror` False: the chip's alone (half the time: a live face's further frames)."""
         # Within an analysis (checks.images.decoded_once) a chip read once is not read again: the age estimate
-        # reads the most frontal frame's, and the live face of the same capture (sessions_api.analysis) all three.
+        # reads the most frontal frame's, and the live face of the same capture (sessions_api.analysis) reuses it.
         memo = derived_memo()
-        key = ("descriptor", hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest())
+        key = (
+            "descriptor" if mirror else "descriptor, face alone",
+            hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest(),
+        )
         if memo is not None and key in memo:
             return memo[key]
-        chips = [np.ascontiguousarray(chip), np.ascontiguousarray(chip[:, ::-1])]
+        chips = [np.ascontiguousarray(chip)] + ([np.ascontiguousarray(chip[:, ::-1])] if mirror else [])
         with self._lock:
             values = [np.asarray(self._network.compute_face_descriptor(c), dtype=np.float64) for c in chips]
-        descriptor = FaceDescriptor((values[0] + values[1]) / 2)
+        descriptor = FaceDescriptor(np.mean(values, axis=0))
         if memo is not None:
             memo[key] = descriptor
         return descriptor
@@ -249,11 +252,11 @@ def portrait_problem(portrait: FaceDescriptor) -> Retake | None:
 
 
 def live_descriptor(frames: Sequence[bytes]) -> FaceDescriptor | None:
-    """The live face: the mean descriptor and age of every frame that shows one face (the most frontal ones).
+    """The live face of the frames that show one face (the most frontal ones, most frontal first): see live_face.
 
     The selfie's age estimate reads the same faces: checks.age.read_capture hands them on to `live_face`, which
     gives this answer without detecting, describing or aging them again (a test holds the two together)."""
-    chips, ages = [], []
+    chips, description_inputs = [], []
     engine = face_engine()
     for data in frames:
         try:
@@ -264,22 +267,26 @@ def live_descriptor(frames: Sequence[bytes]) -> FaceDescriptor | None:
         if face is None or rival or face.identity_chip is None:
             continue
         chips.append(face.identity_chip)
-        ages.append(float(engine.descriptions([face.description_input])[1][0]))
-    return live_face(chips, ages)
+        description_inputs.append(face.description_input)
+    if not chips:
+        return None
+    return live_face(chips, [float(age) for age in engine.descriptions(description_inputs)[1]])
 
 
 def live_face(
     identity_chips: Sequence[np.ndarray], ages: Sequence[float], *, first: np.ndarray | None = None
 ) -> FaceDescriptor | None:
-    """The live face of the frames' faces (their dlib chips and FaceRes ages): the mean of their descriptors
-    and of their ages, or None without a face. `first`: the first chip's descriptor when it was read already."""
+    """The live face of the frames' faces (their dlib chips, most frontal first, and FaceRes ages), or None
+    without a face: the mean of their descriptors and of their ages. The most frontal face is read as a
+    document's portrait is, with its mirror image (`first`: that descriptor when it was read already); each
+    further frame, a few hundredths of a second from it, by the face alone: dlib's runs are the holder match's
+    costliest part (bench/checks.py), and a frame beside the first adds another look at the face, not another
+    photograph of it."""
     if not identity_chips:
         return None
     matcher = face_matcher()
-    descriptors = [
-        first if index == 0 and first is not None else matcher.descriptor(chip).values
-        for index, chip in enumerate(identity_chips)
-    ]
+    descriptors = [first if first is not None else matcher.descriptor(identity_chips[0]).values]
+    descriptors += [matcher.descriptor(chip, mirror=False).values for chip in identity_chips[1:]]
     return FaceDescriptor(np.mean(descriptors, axis=0), float(np.mean(ages)))
 
 

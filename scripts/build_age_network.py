@@ -163,7 +163,29 @@ def build_model(files: dict[str, bytes]) -> bytes:
     return AgeGenderGraph(weights).model().SerializeToString()
 
 
-class AgeGenderGraph:
+class GraphBuilder:
+    """An ONNX graph written node by node: constants become initialisers, each node is named by its order."""
+
+    def __init__(self) -> None:
+        self.nodes: list = []
+        self.initializers: list = []
+
+    def _constant(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def _op(self, op_type: str, inputs: list[str], *, output: str | None = None, **attributes) -> str:
+        from onnx import helper
+
+        name = f"{op_type.lower()}_{len(self.nodes)}"
+        output = output or name
+        self.nodes.append(helper.make_node(op_type, inputs, [output], name=name, **attributes))
+        return output
+
+
+class AgeGenderGraph(GraphBuilder):
     """AgeGenderNet as face-api defines it, NHWC TF.js weights laid out for ONNX's NCHW ops.
 
     Input "face": float32 [N, 112, 112, 3], RGB 0..255 (the square face, resized).
@@ -172,10 +194,9 @@ class AgeGenderGraph:
     """
 
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
+        super().__init__()
         self.weights = weights
         self.used: set[str] = set()
-        self.nodes: list = []
-        self.initializers: list = []
 
     def model(self):
         import onnx
@@ -277,20 +298,6 @@ class AgeGenderGraph:
     def _weight(self, name: str) -> np.ndarray:
         self.used.add(name)
         return self.weights[name]
-
-    def _constant(self, name: str, value: np.ndarray) -> str:
-        from onnx import numpy_helper
-
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    def _op(self, op_type: str, inputs: list[str], *, output: str | None = None, **attributes) -> str:
-        from onnx import helper
-
-        name = f"{op_type.lower()}_{len(self.nodes)}"
-        output = output or name
-        self.nodes.append(helper.make_node(op_type, inputs, [output], name=name, **attributes))
-        return output
 
 
 if __name__ == "__main__":

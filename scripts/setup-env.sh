@@ -83,11 +83,12 @@ ensure_translations() {
 }
 
 # The two age networks are converted from pinned npm packages to ONNX once, hash-checked before and
-# after (scripts/build_age_network.py, scripts/build_face_description_network.py); a second run only
+# after (scripts/build_age_network.py, scripts/build_face_description_network.py), and the holder match's
+# descriptor network from its PyPI model file (scripts/build_face_match_network.py); a second run only
 # re-hashes the models. Needs npm.
 ensure_age_network() {
   local script
-  for script in build_age_network build_face_description_network; do
+  for script in build_age_network build_face_description_network build_face_match_network; do
     if ! .venv/bin/python "scripts/$script.py"; then
       echo "an age network could not be built (scripts/$script.py): see the message above" >&2
       return 1

@@ -61,13 +61,11 @@ def describe(path: Path, *, upsample: bool = False) -> dict[str, np.ndarray] | N
         pixels = _analysis_pixels(picture, max_side=max_side)  # what faces() found the landmarks on
     if face is None or rival:
         return None
-    network = face_matcher()._network
+    matcher = face_matcher()
     chip = np.ascontiguousarray(face.identity_chip)
     mirror = np.ascontiguousarray(chip[:, ::-1])
-    described = {
-        "dlib_face": np.asarray(network.compute_face_descriptor(chip), dtype=np.float64),
-        "dlib_mirror": np.asarray(network.compute_face_descriptor(mirror), dtype=np.float64),
-    }
+    face_alone, mirror_alone = matcher.read([chip, mirror])
+    described = {"dlib_face": face_alone, "dlib_mirror": mirror_alone}
     described["dlib"] = (described["dlib_face"] + described["dlib_mirror"]) / 2
     left, top, right, bottom = face.box
     shape = dlib.full_object_detection(
@@ -75,7 +73,7 @@ def describe(path: Path, *, upsample: bool = False) -> dict[str, np.ndarray] | N
     )
     for padding in (15, 35):
         padded = np.asarray(dlib.get_face_chip(pixels, shape, size=150, padding=padding / 100), dtype=np.uint8)
-        described[f"dlib_pad{padding}"] = np.asarray(network.compute_face_descriptor(padded), dtype=np.float64)
+        described[f"dlib_pad{padding}"] = matcher.read([padded])[0]
     features, faceres_ages = engine.descriptions([face.description_input])
     described["faceres"], described["faceres_age"] = features[0], faceres_ages[:1]
     described["faceapi_age"] = engine.ages([face.age_input])[:1]

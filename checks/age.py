@@ -122,8 +122,9 @@ def read_capture(frames: bytes | Sequence[bytes]) -> CaptureReading:
         return CaptureReading(Retake(rejection if rejection and len(frames) == 1 else MESSAGE_NO_FACE))
     network_ages, features = engine.ages_and_features([face.age_input for face in faces])
     description_features, description_ages = engine.descriptions([face.description_input for face in faces])
-    # dlib's descriptor is the costliest reading (two ResNet runs, face and mirror): read once, on the first
-    # face (the frames come most frontal first), and shared by every frame. The readers were trained on one
+    # dlib's descriptor (two ResNet runs, face and mirror: about 10 ms on onnxruntime, 150 ms when dlib-bin ran it)
+    # is read once, on the first face (the frames come most frontal first), and shared by every frame; the rule
+    # and its calibration were measured so (bench/frame_aggregate.py). The readers were trained on one
     # image per face, so each frame's inputs are still one frame's face-api and FaceRes readings and a
     # descriptor of the same face; the second opinion, which reads the descriptor alone, is then one reading.
     descriptor = face_matcher().descriptor(faces[0].identity_chip).values

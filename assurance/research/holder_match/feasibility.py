@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -164,8 +165,12 @@ def second_round(data) -> None:
             "older age (both readers)": np.log1p(np.maximum(both[a], both[b])),
             "age gap (both readers)": np.abs(np.log1p(both[a]) - np.log1p(both[b])),
         }
+        for name, column in (("dlib jittered", "dlib_jitter"), ("dlib shifted", "dlib_shift")):
+            if column in data:  # the third round's extract
+                columns[name] = closeness(data[column], a, b)
         columns = {name: np.where(ok, values, 0.0) for name, values in columns.items()}
-        for matcher in ("dlib", "dlib face only", "dlib padded 15%", "dlib padded 35%", "faceres"):
+        matchers = ("dlib", "dlib face only", "dlib padded 15%", "dlib padded 35%", "faceres", "dlib jittered")
+        for matcher in (m for m in (*matchers, "dlib shifted") if m in columns):
             columns[f"{matcher} x younger age"] = columns[matcher] * columns["younger age"]
             columns[f"{matcher} x age gap"] = columns[matcher] * columns["age gap"]
         for reading in ("younger age (both readers)", "older age (both readers)", "age gap (both readers)"):
@@ -216,6 +221,12 @@ def second_round(data) -> None:
 
     production = ["dlib", "younger age", "dlib x younger age"]
     fuse("in force", production)
+    if "dlib_jitter" in data:
+        fuse("jittered: 8 small changes of the chip, each with its mirror", ["dlib jittered", "younger age",
+             "dlib jittered x younger age"])  # fmt: skip
+        fuse("shifted: 5 shifts of the chip, face alone", ["dlib shifted", "younger age", "dlib shifted x younger age"])
+        if "--third-round" in sys.argv:
+            return
     fuse("no mirror", ["dlib face only", "younger age", "dlib face only x younger age"])
     fuse("padding 15% (face only)", ["dlib padded 15%", "younger age", "dlib padded 15% x younger age"])
     fuse("padding 35% (face only)", ["dlib padded 35%", "younger age", "dlib padded 35% x younger age"])
@@ -241,9 +252,7 @@ def second_round(data) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
-    if len(sys.argv) == 3 and sys.argv[1] == "--second-round":
+    if len(sys.argv) == 3 and sys.argv[1] in ("--second-round", "--third-round"):
         second_round(np.load(sys.argv[2]))
     else:
         main()

@@ -6,7 +6,7 @@ from functools import wraps
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
-from core.outages import is_backend_outage
+from core.outages import outage_answered
 from sessions_api.choices import Mode, Status
 from sessions_api.selectors import SessionNotFound, session_get, session_retake_message
 
@@ -56,20 +56,8 @@ def flow_session(request):
         return None
 
 
-def outage_safe(view):
-    """A database or broker outage shows the friendly 503 page, never a stack trace."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except Exception as error:
-            if not is_backend_outage(error):
-                raise
-            logger.warning("flow: backend unavailable on %s: %s", request.path, error)
-            return error_page(request, "unavailable")
-
-    return wrapper
+# A database or broker outage shows the friendly 503 page, never a stack trace.
+outage_safe = outage_answered(lambda request: error_page(request, "unavailable"), logger=logger, where="flow")
 
 
 def flow_page(*statuses: str, live_only: bool = False):

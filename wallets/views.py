@@ -9,7 +9,6 @@ under its own request's key. Refusals are OAuth error objects (`error`, `error_d
 """
 
 import logging
-from functools import wraps
 
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -24,7 +23,7 @@ from checks.digital_id.cross_device import (
     wallet_nonce_read,
 )
 from checks.digital_id.refusals import RequestUriRefusal
-from core.outages import is_backend_outage
+from core.outages import outage_answered
 
 from .cross_device import cross_device_answer, cross_device_request_fetch
 
@@ -33,22 +32,14 @@ FORM = "application/x-www-form-urlencoded"
 RETRY_AFTER_SECONDS = 5
 
 
-def _outage_safe(view):
+def _unavailable(request):
     """A database or broker outage answers the wallet OAuth's `temporarily_unavailable`, never an HTML page."""
+    response = JsonResponse({"error": "temporarily_unavailable"}, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return _no_store(response)
 
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except Exception as error:
-            if not is_backend_outage(error):
-                raise
-            logger.warning("wallet: backend unavailable on %s: %s", request.path, error)
-            response = JsonResponse({"error": "temporarily_unavailable"}, status=503)
-            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-            return _no_store(response)
 
-    return wrapper
+_outage_safe = outage_answered(_unavailable, logger=logger, where="wallet")
 
 
 def _no_store(response):

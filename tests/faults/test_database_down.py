@@ -12,6 +12,7 @@ from django.db import connection
 from sessions_api.models import VerificationSession, new_session_id
 from tests.support.api_client import ApiClient
 from tests.support.assertions import assert_problem
+from tests.support.flow import start_path
 from tests.support.outages import database_unreachable
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,3 +132,18 @@ def test_a_wallet_reaching_the_service_with_the_database_down_gets_temporarily_u
 
     assert (response.status_code, response.json()) == (503, {"error": "temporarily_unavailable"})
     assert int(response["Retry-After"]) > 0 and response["Cache-Control"] == "no-store"
+
+
+def test_a_user_opening_the_flow_with_the_database_down_sees_the_outage_page(onboarded, caplog):
+    from django.test import Client
+
+    link = start_path(ApiClient(onboarded.live_key).create_session()["verificationUrl"])
+    browser = Client(raise_request_exception=False)
+
+    with database_unreachable(), caplog.at_level(logging.WARNING):
+        response = browser.get(link)
+
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    assert "Temporarily unavailable" in response.content.decode()
+    assert "flow: backend unavailable" in caplog.text
+    assert browser.get(link).status_code == 303  # the database is back: the same link opens the flow

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 
 from assurance.face_match_evaluation import person_photos
 
@@ -92,6 +92,10 @@ def describe(path: Path, *, upsample: bool = False) -> dict[str, np.ndarray] | N
     described["dlib"] = (described["dlib_face"] + described["dlib_mirror"]) / 2
     changed = [jittered(chip, *jitter) for jitter in JITTERS]
     described["dlib_jitter"] = matcher.read(changed + [c[:, ::-1] for c in changed]).mean(axis=0)
+    grey = np.repeat(np.asarray(Image.fromarray(chip).convert("L"))[:, :, None], 3, axis=2)
+    equalised = np.repeat(np.asarray(ImageOps.equalize(Image.fromarray(chip).convert("L")))[:, :, None], 3, axis=2)
+    for name, version in (("dlib_grey", grey), ("dlib_equalised", equalised)):
+        described[name] = matcher.read([version, np.ascontiguousarray(version[:, ::-1])]).mean(axis=0)
     described["dlib_shift"] = matcher.read([c for c, j in zip(changed, JITTERS) if j[0] == 0 and j[3] == 1.0]).mean(
         axis=0
     )

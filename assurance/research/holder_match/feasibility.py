@@ -165,12 +165,14 @@ def second_round(data) -> None:
             "older age (both readers)": np.log1p(np.maximum(both[a], both[b])),
             "age gap (both readers)": np.abs(np.log1p(both[a]) - np.log1p(both[b])),
         }
-        for name, column in (("dlib jittered", "dlib_jitter"), ("dlib shifted", "dlib_shift")):
+        third = {"dlib jittered": "dlib_jitter", "dlib shifted": "dlib_shift", "dlib grey": "dlib_grey",
+                 "dlib equalised": "dlib_equalised"}  # fmt: skip
+        for name, column in third.items():
             if column in data:  # the third round's extract
                 columns[name] = closeness(data[column], a, b)
         columns = {name: np.where(ok, values, 0.0) for name, values in columns.items()}
         matchers = ("dlib", "dlib face only", "dlib padded 15%", "dlib padded 35%", "faceres", "dlib jittered")
-        for matcher in (m for m in (*matchers, "dlib shifted") if m in columns):
+        for matcher in (m for m in (*matchers, "dlib shifted", "dlib grey", "dlib equalised") if m in columns):
             columns[f"{matcher} x younger age"] = columns[matcher] * columns["younger age"]
             columns[f"{matcher} x age gap"] = columns[matcher] * columns["age gap"]
         for reading in ("younger age (both readers)", "older age (both readers)", "age gap (both readers)"):
@@ -225,8 +227,12 @@ def second_round(data) -> None:
         fuse("jittered: 8 small changes of the chip, each with its mirror", ["dlib jittered", "younger age",
              "dlib jittered x younger age"])  # fmt: skip
         fuse("shifted: 5 shifts of the chip, face alone", ["dlib shifted", "younger age", "dlib shifted x younger age"])
-        if "--third-round" in sys.argv:
-            return
+    if "dlib_grey" in data:
+        fuse("grey: the chip in grey, with its mirror", ["dlib grey", "younger age", "dlib grey x younger age"])
+        fuse("equalised: the grey chip's histogram equalised, with its mirror", ["dlib equalised", "younger age",
+             "dlib equalised x younger age"])  # fmt: skip
+    if "--third-round" in sys.argv:
+        return
     fuse("no mirror", ["dlib face only", "younger age", "dlib face only x younger age"])
     fuse("padding 15% (face only)", ["dlib padded 15%", "younger age", "dlib padded 15% x younger age"])
     fuse("padding 35% (face only)", ["dlib padded 35%", "younger age", "dlib padded 35% x younger age"])

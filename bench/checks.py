@@ -104,6 +104,30 @@ def main() -> None:
     measure(f"liveness, {len(frames)} frames 480 x 480", lambda: check_liveness(frames, challenge), repeat, only)
     measure("selfie decision: liveness + frontal frames + age", selfie_decision, repeat, only)
     measure("selfie decision with capture record (timing, flash, passive)", recorded_selfie_decision, repeat, only)
+
+    # HOG from the third pyramid level (checks.faces) against the whole pyramid, taking turns call by call: this
+    # machine's speed moves within minutes, so the two are compared within one loop.
+    engine = face_engine()
+
+    def whole_pyramid(pixels):
+        rectangles, scores, _ = engine._frontend._detector.run(pixels, 0, 0.0)
+        return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
+
+    def scanning_every_level() -> None:
+        engine._hog = whole_pyramid  # the instance's attribute hides the method for this call
+        try:
+            recorded_selfie_decision()
+        finally:
+            del engine._hog
+
+    measure_in_turns(
+        {
+            "selfie decision with capture record, HOG the short way": recorded_selfie_decision,
+            "  ... HOG over the whole pyramid": scanning_every_level,
+        },
+        repeat,
+        only,
+    )
     face_matcher()  # loading is not part of a decision
     # dlib's face descriptor (a chip and its mirror image), as dlib-bin runs the model file and as the service runs
     # the same weights converted to ONNX (scripts/build_face_match_network.py).
@@ -194,6 +218,28 @@ def measure(name: str, call, repeat: int, only: str = "") -> float | None:
     cpu = f"CPU median {statistics.median(cpus) * 1000:7.1f} ms  p95 {_p95(cpus) * 1000:7.1f} ms"
     print(f"{name:<50} {wall}  | {cpu}  (n={repeat})")
     return statistics.median(cpus)
+
+
+def measure_in_turns(calls: dict, repeat: int, only: str = "") -> None:
+    """Like measure, for several calls taking turns (one of each per round); prints the medians' differences
+    from the first."""
+    if not any(only in name for name in calls):
+        return
+    for call in calls.values():
+        call()  # warm-up
+    cpus = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            cpu = _cpu()
+            call()
+            cpus[name].append(_cpu() - cpu)
+    first = statistics.median(next(iter(cpus.values())))
+    for name, values in cpus.items():
+        median = statistics.median(values)
+        print(
+            f"{name:<50} CPU median {median * 1000:7.1f} ms  p95 {_p95(values) * 1000:7.1f} ms  "
+            f"(n={repeat}, in turns; {1000 * (median - first):+.1f} ms)"
+        )
 
 
 def _cpu() -> float:

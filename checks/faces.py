@@ -17,6 +17,7 @@ labelled faces the two gave the same error, and a level face is what aligned tra
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,22 @@ CONFIDENT_FACE_SCORE = 0.15
 # dlib's HOG detector finds faces from about 80 px wide, without upsampling.
 _DETECTION_MAX_SIDE = 800
 _DETECTION_MIN_SIDE = 480
+
+# The detector scans an image pyramid (dlib's pyramid_down<6>: each level 5/6 of the one above, the first the
+# picture itself) and carries each detection's box, 72 px square at the level it was found on, back up to the
+# picture. Its first two levels find only faces up to 88 px across (72 carried up one level), and they are
+# about 40 % of its work. So the detector runs first on the picture shrunk two levels by the same pyramid (the
+# levels it then scans are the same pixels, and the scores the same numbers) and each box is carried back up
+# the two skipped levels exactly as the whole run carries it. That answer is the whole run's, for what
+# dominant_face reads, when it holds a confident face wide enough that no face of the skipped levels could be
+# dominant or a rival (COMPARABLE_FACE_AREA); otherwise, or when a box cannot be carried back exactly, the whole
+# pyramid is scanned. tests/checks/test_face_detection.py holds the two answers equal; a selfie's frames take
+# the short way (bench/checks.py).
+_PYRAMID_RATIO = 6 / 5.0  # dlib: N / (N - 1.0), one level up
+_SKIPPED_LEVELS = 2
+_BOX_AT_LEVEL = 72  # right - left of a detection's box at its level
+_SKIPPED_WIDEST = 90  # pixels across the widest box the skipped levels can give (88), with a margin
+_SHORT_WAY_MIN_WIDTH = _SKIPPED_WIDEST / COMPARABLE_FACE_AREA**0.5  # a rival's width at least this share
 
 
 @dataclass(frozen=True)
@@ -165,7 +182,25 @@ class FaceEngine:
             if len(rectangles):
                 boxes = [[round(v / scale) for v in (r.left(), r.top(), r.right(), r.bottom())] for r in rectangles]
                 return boxes, list(scores)
-        rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
+        return self._hog(pixels)
+
+    def _hog(self, pixels: np.ndarray) -> tuple[list[list[int]], list[float]]:
+        """The detector's boxes and scores on `pixels`, the short way when it gives the whole run's answer."""
+        import dlib
+
+        detector = self._frontend._detector
+        pyramid = dlib.pyramid_down(6)
+        shrunk = np.asarray(pyramid(pyramid(pixels)))
+        rectangles, scores, _ = detector.run(shrunk, 0, 0.0)
+        boxes = [_carried_up([r.left(), r.top(), r.right(), r.bottom()], _SKIPPED_LEVELS) for r in rectangles]
+        wide = [
+            box[2] - box[0] + 1 >= _SHORT_WAY_MIN_WIDTH
+            for box, score in zip(boxes, scores, strict=True)
+            if box is not None and score >= CONFIDENT_FACE_SCORE
+        ]
+        if None not in boxes and any(wide):
+            return boxes, list(scores)
+        rectangles, scores, _ = detector.run(pixels, 0, 0.0)
         return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
 
     def _detections(
@@ -386,6 +421,46 @@ def _similarity(source: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarr
     scale = float(np.trace(np.diag(singular) @ sign) / max((src**2).sum(), 1e-12))
     shift = target_mean - scale * rotation @ source_mean
     return scale, rotation, shift
+
+
+def _lround(value: float) -> int:
+    """C's lround (halves away from zero), which dlib rounds its boxes with."""
+    return int(math.copysign(math.floor(abs(value) + 0.5), value))
+
+
+def _up(value: float, levels: int) -> float:
+    """dlib's pyramid_down<6>::point_up, one coordinate, `levels` times (the same double operations)."""
+    for _ in range(levels):
+        value = value * _PYRAMID_RATIO + 0.3
+    return value
+
+
+def _level_coordinate(value: int, levels: int) -> int | None:
+    """The whole number `levels` below that dlib's rounding carries up to `value`, or None."""
+    down = float(value)
+    for _ in range(levels):
+        down = (down - 0.3) * (5.0 / 6)
+    for candidate in (math.floor(down), math.ceil(down), math.floor(down) - 1, math.ceil(down) + 1):
+        if _lround(_up(float(candidate), levels)) == value:
+            return candidate
+    return None
+
+
+def _carried_up(box: list[int], skipped: int) -> list[int] | None:
+    """A box found on a picture shrunk `skipped` pyramid levels, carried up to the picture as the whole run
+    carries it: from its own level, found again as the one level where it is _BOX_AT_LEVEL square; None when
+    no level, or more than one, is."""
+    found = []
+    for levels in range(24):
+        level_box = [_level_coordinate(value, levels) for value in box]
+        if None in level_box:
+            continue
+        if level_box[2] - level_box[0] == _BOX_AT_LEVEL and level_box[3] - level_box[1] == _BOX_AT_LEVEL:
+            found.append((levels, level_box))
+    if len(found) != 1:
+        return None
+    levels, level_box = found[0]
+    return [_lround(_up(float(value), levels + skipped)) for value in level_box]
 
 
 def dominant_face(faces: list[Face]) -> tuple[Face | None, bool]:

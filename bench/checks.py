@@ -109,12 +109,8 @@ def main() -> None:
     # machine's speed moves within minutes, so the two are compared within one loop.
     engine = face_engine()
 
-    def whole_pyramid(pixels):
-        rectangles, scores, _ = engine._frontend._detector.run(pixels, 0, 0.0)
-        return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
-
     def scanning_every_level() -> None:
-        engine._hog = whole_pyramid  # the instance's attribute hides the method for this call
+        engine._hog = engine._whole_scan  # the instance's attribute hides the method for this call
         try:
             recorded_selfie_decision()
         finally:

@@ -200,7 +200,11 @@ class FaceEngine:
         ]
         if None not in boxes and any(wide):
             return boxes, list(scores)
-        rectangles, scores, _ = detector.run(pixels, 0, 0.0)
+        return self._whole_scan(pixels)
+
+    def _whole_scan(self, pixels: np.ndarray) -> tuple[list[list[int]], list[float]]:
+        """The detector's boxes and scores on `pixels`, every level of its pyramid scanned."""
+        rectangles, scores, _ = self._frontend._detector.run(pixels, 0, 0.0)
         return [[r.left(), r.top(), r.right(), r.bottom()] for r in rectangles], list(scores)
 
     def _detections(

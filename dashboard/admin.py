@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from age_passes.models import Method as PassMethod
 from sessions_api.models import Mode, Reason, SessionEvent, Status, VerificationSession
+from sessions_api.retention import session_redact
 from sessions_api.selectors import SessionNotFound, session_get
 from sessions_api.state_machine import CANCELLED_THROUGH_API
 from tenants.admin_lookups import SecretColumnsNotFilterable
@@ -23,7 +24,6 @@ from . import roles
 from .exports import ROWS_PER_QUERY, sessions_csv
 from .filters import CreatedRangeFilter, ModeFilter, StatusFilter
 from .selectors import DOCUMENT_KINDS, deliveries_for_session, session_attempts
-from .services import dashboard_session_redact
 from .sites import dashboard_site
 from .templatetags.dashboard_tags import utc
 from .tenancy import current_tenant
@@ -211,7 +211,8 @@ class SessionDashboardAdmin(TenantScopedAdmin):
         elif request.POST.get("confirm") != "erase":
             messages.error(request, "Nothing was erased: tick the box to confirm the redaction.")
         else:
-            dashboard_session_redact(tenant=current_tenant(request), actor=actor_from(request), session_id=session.pk)
+            actor = actor_from(request)
+            session_redact(session_id=session.pk, actor=actor, cause=f"redacted in the dashboard by {actor.label}")
             messages.success(request, "The session's subject, metadata and results were erased.")
         return HttpResponseRedirect(detail)
 

@@ -1,45 +1,23 @@
-"""The dashboard's own actions: the sample events "Send test webhook" may send, and a session's redaction.
+"""The dashboard's own actions: the sample events "Send test webhook" may send.
 
-Every other change the dashboard makes goes straight to the owning service (tenants, webhooks, age_passes),
-which writes its own audit row.
+Every change the dashboard makes goes to the owning service (tenants, webhooks, age_passes, a session's
+redaction in sessions_api.retention), which writes its own audit row.
 """
 
 import json
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 
 from sessions_api.events import EVENT_COMPLETED, OPTIONAL_EVENTS, event_example
 from sessions_api.timestamps import iso_ms
-from tenants.audit import Actor, audit_record
-from tenants.models import AuditLogEntry, Tenant
+from tenants.audit import Actor
+from tenants.models import Tenant
 from webhooks.models import WebhookDelivery
 from webhooks.services import TEST_EVENT, webhook_test_send
 
 # What "Send test webhook" may send: webhook.test, or the documented example of any event the service sends.
 TEST_EVENTS = (TEST_EVENT, EVENT_COMPLETED, *OPTIONAL_EVENTS)
-
-
-@transaction.atomic
-def dashboard_session_redact(*, tenant: Tenant, actor: Actor, session_id: str):
-    """Erase a final session's personal data (the API's redaction), recorded in the audit log once."""
-    from sessions_api.retention import session_redact
-
-    session = session_redact(session_id=session_id, cause=f"redacted in the dashboard by {actor.label}")
-    if not AuditLogEntry.objects.filter(
-        tenant=tenant, action=AuditLogEntry.Action.SESSION_REDACTED, target_id=session.pk
-    ).exists():
-        audit_record(
-            tenant=tenant,
-            actor=actor,
-            action=AuditLogEntry.Action.SESSION_REDACTED,
-            target_type="session",
-            target_id=session.pk,
-            target_label=session.pk,
-            extra={"mode": session.mode, "status": session.status},
-        )
-    return session
 
 
 def dashboard_webhook_test_send(

@@ -22,7 +22,8 @@ from django.db.models import Count, Exists, F, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from tenants.models import Tenant
+from tenants.audit import Actor, audit_record
+from tenants.models import AuditLogEntry, Tenant
 from webhooks.selectors import pending_deliveries_for_subject
 from webhooks.services import (
     subject_deliveries_delete,
@@ -128,17 +129,35 @@ def _personal_data_erase(*, tenant: Tenant, ids: list[str], now) -> None:
 
 
 @transaction.atomic
-def session_redact(*, session_id: str, cause: str) -> VerificationSession:
+def session_redact(*, session_id: str, actor: Actor, cause: str) -> VerificationSession:
     """Erase a final session's personal data (subject, metadata, results); idempotent.
 
-    The first redaction is recorded in the session's history (`cause`: who asked) and sends the
-    `verification.redacted` event to a tenant that opted into it; a second one changes nothing.
+    The first redaction is recorded in the session's history (`cause`: where it was asked) and in the
+    tenant's audit log (`actor`: who asked, an API key or a member), whichever door it came through, and
+    sends the `verification.redacted` event to a tenant that opted into it; a second one changes nothing.
     """
     session = VerificationSession.objects.select_for_update().select_related("tenant").get(pk=session_id)
     if session.status not in FINAL_STATUSES:
         raise SessionNotFinal(session_id)
     if session.redacted_at is not None:
         return session
+    _personal_data_erase(tenant=session.tenant, ids=[session.id], now=timezone.now())
+    session.refresh_from_db()
+    SessionEvent.objects.create(
+        session=session, from_status=session.status, to_status=session.status, reason=session.reason, cause=cause
+    )
+    audit_record(
+        tenant=session.tenant,
+        actor=actor,
+        action=AuditLogEntry.Action.SESSION_REDACTED,
+        target_type="session",
+        target_id=session.pk,
+        target_label=session.pk,
+        extra={"mode": session.mode, "status": session.status},
+    )
+    session_event_enqueue(session, EVENT_REDACTED, redacted_event_payload(session))
+    logger.info("session %s redacted: %s", session.id, cause)
+    return session
     _personal_data_erase(tenant=session.tenant, ids=[session.id], now=timezone.now())
     session.refresh_from_db()
     SessionEvent.objects.create(

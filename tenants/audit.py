@@ -15,17 +15,22 @@ OPERATOR = "AgeVerify operator"
 
 @dataclass(frozen=True)
 class Actor:
-    """A signed-in person with the address the request came from, or a named command (`user` None)."""
+    """A signed-in person with the address the request came from, or a named command or API key (`user` None)."""
 
     user: object = None
     ip_address: str | None = None
-    name: str = ""  # a command's name, when no person is signed in
+    name: str = ""  # a command's or an API key's name, when no person is signed in
     role: str = ""  # said after the person's name where they are not the tenant's own staff (OPERATOR)
 
     @classmethod
     def operator(cls, request) -> "Actor":
         """The operators' admin's signed-in user: a person of the service, not of the tenant."""
         return cls(user=request.user, ip_address=request.META.get("REMOTE_ADDR") or None, role=OPERATOR)
+
+    @classmethod
+    def api_key(cls, key, *, ip_address: str | None = None) -> "Actor":
+        """A partner's backend, named by the key it called with (the key's shown prefix, never the key)."""
+        return cls(name=f"API key {key.display_prefix}", ip_address=ip_address)
 
     @classmethod
     def command(cls, name: str) -> "Actor":

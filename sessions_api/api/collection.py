@@ -16,6 +16,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from tenants.audit import Actor
+
 from ..choices import Reason, Status
 from ..retention import SessionNotFinal, session_redact
 from ..selectors import SessionNotFound, session_get, sessions_list_for_tenant
@@ -247,7 +249,11 @@ class SessionRedactApi(ApiView):
         tenant, mode = request.user.tenant, request.auth.mode
         try:
             session = session_get(session_id=session_id, tenant=tenant, mode=mode)
-            session_redact(session_id=session.id, cause=f"redacted through the API with key {request.auth.prefix}")
+            session_redact(
+                session_id=session.id,
+                actor=Actor.api_key(request.auth, ip_address=request.META.get("REMOTE_ADDR") or None),
+                cause=f"redacted through the API with key {request.auth.prefix}",
+            )
             session = session_get(session_id=session_id, tenant=tenant, mode=mode)
         except SessionNotFound:
             raise session_not_found()

@@ -99,3 +99,18 @@ def test_a_session_cancelled_through_the_api_is_not_labelled_cancelled_by_the_us
     assert "Cancelled by the user" not in detail and "Cancelled by you through the API" in detail
     assert listed.count("Cancelled by you through the API") == 1 and listed.count("Cancelled by the user") == 1
     assert "Cancelled by the user" in user_detail and "through the API" not in user_detail
+
+
+def test_redacting_through_the_api_is_audited_as_the_dashboards_redaction_is(dashboard, onboarded):
+    session_id = _cancelled_session(onboarded)
+    key = onboarded.tenant.api_keys.get(mode="live", revoked_at=None)
+    partner = ApiClient(onboarded.live_key)
+
+    assert partner.post(f"/v1/sessions/{session_id}/redact").status_code == 200
+    assert partner.post(f"/v1/sessions/{session_id}/redact").status_code == 200  # twice: still one entry
+
+    entry = AuditLogEntry.objects.get(action="session.redacted")
+    assert (entry.actor, entry.target_id, entry.ip_address) == (None, session_id, "127.0.0.1")
+    assert entry.actor_label == f"API key {key.display_prefix}"
+    log = dashboard.get("/dashboard/audit-log/").content.decode()
+    assert "Session redacted" in log and f"API key {key.display_prefix}" in log and session_id in log

@@ -186,9 +186,9 @@ def test_each_document_attempt_shows_what_was_found_and_what_failed_until_redact
     dashboard, onboarded, api, staff_user
 ):
     from checks.results import DocumentData, HolderMatch, Liveness
-    from dashboard.services import dashboard_session_redact
     from sessions_api.decision import Presence, decide_document
     from sessions_api.models import VerificationSession
+    from sessions_api.retention import session_redact
     from sessions_api.submission import document_path_choose
     from tenants.audit import Actor
 
@@ -217,7 +217,7 @@ def test_each_document_attempt_shows_what_was_found_and_what_failed_until_redact
     assert f"Expiry: valid until {passport.expiry_date:%Y-%m-%d}" in rows[2]
     assert "Holder: live (liveness checked), not matched with the document's photo (score 0.21)" in rows[2]
 
-    dashboard_session_redact(tenant=onboarded.tenant, actor=Actor(user=staff_user), session_id=session_id)
+    session_redact(session_id=session_id, actor=Actor(user=staff_user), cause="redacted in the dashboard")
     redacted = _attempt_rows(dashboard.get(f"/dashboard/sessions/{session_id}/").content.decode())
 
     assert len(redacted) == 3 and "Denied: Document holder not matched" in redacted[2]

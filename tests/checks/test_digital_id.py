@@ -72,7 +72,8 @@ def _present(request, issuer, protocol, *, elements=None, doc_type=EU_AGE_ATTEST
     )
 
 
-def _mint(request, issuer, protocol, *, valid_from, valid_until, tamper=False, origin=ORIGIN):
+def _mint(request, issuer, protocol, *, valid_from=None, valid_until=None, tamper=False, origin=ORIGIN):
+    """(what the browser was asked, a document minted for it), valid from a day before NOW to a day after."""
     asked = browser_request(request)
     document = document_mint(
         issuer,
@@ -80,11 +81,15 @@ def _mint(request, issuer, protocol, *, valid_from, valid_until, tamper=False, o
         elements={"age_over_18": True},
         device_key=ec.generate_private_key(ec.SECP256R1()),
         transcript=wallet_transcript(asked, protocol=protocol, origin=origin),
-        valid_from=valid_from,
-        valid_until=valid_until,
+        valid_from=NOW - datetime.timedelta(days=1) if valid_from is None else valid_from,
+        valid_until=NOW + datetime.timedelta(days=1) if valid_until is None else valid_until,
         tamper=tamper,
     )
     return asked, document
+
+
+def _sealed(asked, protocol, *documents) -> dict:
+    return response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(*documents))
 
 
 @pytest.mark.parametrize("protocol", BOTH)
@@ -185,7 +190,7 @@ def test_an_expired_mso_is_refused(issuer, live_anchors, protocol):
         valid_from=NOW - datetime.timedelta(days=30),
         valid_until=NOW - datetime.timedelta(hours=1),
     )
-    data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
+    data = _sealed(asked, protocol, document)
     assert _refusal(request, protocol, data, live_anchors) == "mso_expired"
 
 
@@ -198,22 +203,15 @@ def test_an_mso_not_yet_valid_is_refused(issuer, live_anchors):
         valid_from=NOW + datetime.timedelta(hours=1),
         valid_until=NOW + datetime.timedelta(days=30),
     )
-    data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
+    data = _sealed(asked, PROTOCOL_ANNEX_C, document)
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "mso_not_yet_valid"
 
 
 @pytest.mark.parametrize("protocol", BOTH)
 def test_a_tampered_item_is_refused(issuer, live_anchors, protocol):
     request = _request()
-    asked, document = _mint(
-        request,
-        issuer,
-        protocol,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-        tamper=True,
-    )
-    data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
+    asked, document = _mint(request, issuer, protocol, tamper=True)
+    data = _sealed(asked, protocol, document)
     assert _refusal(request, protocol, data, live_anchors) == "item_digest_mismatch"
 
 
@@ -236,27 +234,14 @@ def test_a_response_replayed_under_another_nonce_is_refused(issuer, live_anchors
 def test_device_authentication_over_another_transcript_is_refused(issuer, live_anchors, protocol):
     # A relay: the wallet signed for a phishing origin; the response is re-sealed to our request.
     request = _request()
-    asked, document = _mint(
-        request,
-        issuer,
-        protocol,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-        origin="https://phish.example",
-    )
-    data = response_seal(asked, protocol=protocol, origin=ORIGIN, response=device_response(document))
+    asked, document = _mint(request, issuer, protocol, origin="https://phish.example")
+    data = _sealed(asked, protocol, document)
     assert _refusal(request, protocol, data, live_anchors) == "device_signature_invalid"
 
 
 def test_a_device_signature_from_another_nonce_resealed_to_this_request_is_refused(issuer, live_anchors):
     first, second = _request(), _request()
-    _, document = _mint(
-        first,
-        issuer,
-        PROTOCOL_OPENID4VP,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-    )
+    _, document = _mint(first, issuer, PROTOCOL_OPENID4VP)
     data = response_seal(
         browser_request(second), protocol=PROTOCOL_OPENID4VP, origin=ORIGIN, response=device_response(document)
     )
@@ -265,28 +250,16 @@ def test_a_device_signature_from_another_nonce_resealed_to_this_request_is_refus
 
 def test_mac_based_device_authentication_is_refused(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(
-        request,
-        issuer,
-        PROTOCOL_ANNEX_C,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-    )
+    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C)
     document["deviceSigned"]["deviceAuth"] = {"deviceMac": [b"", {}, None, b"\x00" * 32]}
-    data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
+    data = _sealed(asked, PROTOCOL_ANNEX_C, document)
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "device_mac_unsupported"
 
 
 def test_two_documents_are_refused(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(
-        request,
-        issuer,
-        PROTOCOL_ANNEX_C,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-    )
-    data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document, document))
+    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C)
+    data = _sealed(asked, PROTOCOL_ANNEX_C, document, document)
     assert _refusal(request, PROTOCOL_ANNEX_C, data, live_anchors) == "document_count"
 
 
@@ -338,13 +311,7 @@ def test_a_jwe_outside_the_pinned_algorithms_is_refused(live_anchors, header):
 
 def test_an_issuer_auth_in_its_cose_sign1_tag_is_read_too(issuer, live_anchors):
     request = _request()
-    asked, document = _mint(
-        request,
-        issuer,
-        PROTOCOL_ANNEX_C,
-        valid_from=NOW - datetime.timedelta(days=1),
-        valid_until=NOW + datetime.timedelta(days=1),
-    )
+    asked, document = _mint(request, issuer, PROTOCOL_ANNEX_C)
     document["issuerSigned"]["issuerAuth"] = cbor2.CBORTag(18, document["issuerSigned"]["issuerAuth"])
-    data = response_seal(asked, protocol=PROTOCOL_ANNEX_C, origin=ORIGIN, response=device_response(document))
+    data = _sealed(asked, PROTOCOL_ANNEX_C, document)
     assert _verify(request, PROTOCOL_ANNEX_C, data, live_anchors).outcome == "over"

@@ -191,11 +191,16 @@ def train_heads(inputs: Sequence[FaceInputs], true_ages: np.ndarray, weights: np
 
 
 def out_of_fold(
-    inputs: Sequence[FaceInputs], true_ages: np.ndarray, weights: np.ndarray | None = None
+    inputs: Sequence[FaceInputs],
+    true_ages: np.ndarray,
+    weights: np.ndarray | None = None,
+    groups: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(estimate, second opinion) for each face, read by readers trained on the other folds."""
-    rng = np.random.default_rng(FOLD_SEED)
-    folds = rng.permutation(len(inputs)) % FOLDS
+    """(estimate, second opinion) for each face, read by readers trained on the other folds.
+
+    `groups` (each face's split key): the faces of one group (one FG-NET person) share a fold, so no reader
+    reads a person whose other photos it was trained on."""
+    folds = fold_numbers(len(inputs), groups)
     estimate, opinion = np.zeros(len(inputs)), np.zeros(len(inputs))
     for fold in range(FOLDS):
         train = np.nonzero(folds != fold)[0]
@@ -203,6 +208,13 @@ def out_of_fold(
         heads = train_heads([inputs[i] for i in train], true_ages[train], None if weights is None else weights[train])
         estimate[test], opinion[test] = heads.read(reader_inputs([inputs[i] for i in test]))
     return estimate, opinion
+
+
+def fold_numbers(count: int, groups: Sequence[str] | None = None) -> np.ndarray:
+    """Each face's fold: at random (FOLD_SEED), or by its group's hash when the groups are given."""
+    if groups is None:
+        return np.random.default_rng(FOLD_SEED).permutation(count) % FOLDS
+    return np.array([int.from_bytes(hashlib.sha256(f"fold:{g}".encode()).digest()[:4], "big") % FOLDS for g in groups])
 
 
 def read_all(heads, inputs: Sequence[FaceInputs]) -> tuple[np.ndarray, np.ndarray]:

@@ -238,7 +238,9 @@ class SessionRedactApi(ApiView):
         description="For an erasure request (GDPR article 17): the session's `subject` and `metadata` are blanked "
         "and every check result (numbers, birth date) is deleted; `status`, `reason` and the timestamps stay, "
         "for your accounting, and `redactedAt` tells when. Past webhook deliveries of the session are deleted. "
-        "Redacting again answers the same session and changes nothing. The `verification.redacted` event "
+        "Redacting again answers the same session and changes nothing. The redaction is written once to your "
+        "audit log in the dashboard, naming the key's prefix and the address it came from. "
+        "The `verification.redacted` event "
         "is sent if you opted into it. An open session is a 409 `session_not_final`: cancel it first. "
         "No request body.",
         request=None,

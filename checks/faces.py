@@ -16,7 +16,6 @@ labelled faces the two gave the same error, and a level face is what aligned tra
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from checks.images import derived_memo
+from checks.images import derived_memo, read_once
 
 AGE_NETWORK_PACKAGE = "@vladmandic/face-api@1.7.15"  # as pinned in scripts/build_age_network.py
 AGE_NETWORK_PATH = Path(__file__).resolve().parents[1] / ".age-network" / "age_gender_net.onnx"
@@ -300,18 +299,12 @@ class FaceEngine:
         # Within an analysis a crop read once (the age estimate reads the three frontal frames, the live face of
         # the same capture each again) is kept by its content; a crop reads the same alone or in a batch
         # (tests/checks/test_shared_readings.py).
-        memo = derived_memo()
-        if memo is None:
-            return described(self._description_network, description_inputs)
-        keys = [
-            ("description", hashlib.blake2b(crop.tobytes(), digest_size=16).digest()) for crop in description_inputs
-        ]
-        missing = [index for index, key in enumerate(keys) if key not in memo]
-        if missing:
-            features, ages = described(self._description_network, [description_inputs[index] for index in missing])
-            for row, index in enumerate(missing):
-                memo[keys[index]] = (features[row], ages[row])
-        return np.stack([memo[key][0] for key in keys]), np.array([memo[key][1] for key in keys])
+        readings = read_once("description", description_inputs, self._described_rows)
+        return np.stack([features for features, _ in readings]), np.array([age for _, age in readings])
+
+    def _described_rows(self, crops: list[np.ndarray]) -> list[tuple[np.ndarray, float]]:
+        features, ages = described(self._description_network, crops)
+        return list(zip(features, ages, strict=True))
 
     def chip_ages(self, chips: list[np.ndarray]) -> np.ndarray:
         """The third network's expected age (years) for each aligned 64x64 chip (Face.chip), face and mirror

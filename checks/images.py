@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -165,6 +165,20 @@ def derived_memo() -> dict | None:
     """Within decoded_once, a dict where checks keep what they derived from its pictures until it ends (the face
     detections liveness found, which the age estimate reads again); None outside, where nothing is kept."""
     return _DERIVED.get()
+
+
+def read_once(kind: str, arrays: Sequence[np.ndarray], read: Callable[[list[np.ndarray]], Sequence]) -> list:
+    """`read`'s answer for each array, the arrays not yet read in one call: within decoded_once an array read
+    once (known by its content) is not read again until it ends; outside, only repeats within the call are
+    shared. `read` must answer an array the same alone as in a batch (tests/checks/test_shared_readings.py)."""
+    memo = derived_memo()
+    memo = {} if memo is None else memo
+    keys = [(kind, hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16).digest()) for array in arrays]
+    missing = {key: array for key, array in zip(keys, arrays, strict=True) if key not in memo}
+    if missing:
+        for key, answer in zip(missing, read(list(missing.values())), strict=True):
+            memo[key] = answer
+    return [memo[key] for key in keys]
 
 
 def open_image(data: bytes) -> Image.Image:

@@ -355,7 +355,9 @@ def test_the_python_snippets_run_as_printed(live_server, onboarded, receiver, se
     # The client: create, wait (a sandbox outcome arrives meanwhile), verify a webhook of the key's mode.
     def approve_the_new_session():
         try:
-            session = wait_until(lambda: VerificationSession.objects.filter(subject="user-42", mode="test").first())
+            session = wait_until(
+                lambda: VerificationSession.objects.filter(subject="user-42", mode="test").first(), timeout=120
+            )
             sandbox_advance(session_id=session.id, to="approved")
         finally:
             db_connection.close()  # this thread's own, or the test database could not be dropped
